@@ -1,0 +1,69 @@
+//===- KilnOps.td - Kiln dialect ops -----------------------*- tablegen -*-===//
+#ifndef KILN_DIALECT_KILN_OPS
+#define KILN_DIALECT_KILN_OPS
+
+include "kiln/Dialect/Kiln/KilnBase.td"
+include "kiln/Dialect/Kiln/KilnAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Executables and dispatches (produced by dispatch creation)
+//===----------------------------------------------------------------------===//
+
+def Kiln_ExecutableOp : Kiln_Op<"executable", [
+    Symbol, SymbolTable, IsolatedFromAbove, SingleBlock, NoTerminator,
+    NoRegionArguments]> {
+  let summary = "A device executable: a set of kernel functions";
+  let description = [{
+    Holds the `func.func` kernels (exports) of one executable. Before codegen a
+    kernel is a function on tensors: its arguments are the dispatch's inputs
+    and its results the dispatch's outputs, e.g.
+
+    ```mlir
+    kiln.executable @main_dispatch_0 {
+      func.func @main_dispatch_0(%a: tensor<4x8xf32>, %b: tensor<8xf32>)
+          -> tensor<4x8xf32> { ... }
+    }
+    ```
+
+    Codegen for each target reads the kernels from here and records per
+    target results (binaries, workgroup counts) as attributes on this op.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
+}
+
+def Kiln_DispatchOp : Kiln_Op<"dispatch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs an executable's kernel over tensors";
+  let description = [{
+    Invokes kernel `@executable::@function` on the operand tensors and
+    produces its result tensors. The kernel's function type must be
+    `(operand types) -> (result types)`. Results are fresh tensors (the
+    kernel never writes its operands).
+
+    ```mlir
+    %r = kiln.dispatch @main_dispatch_0::@main_dispatch_0(%a, %b)
+        : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$entry_point,
+                       Variadic<AnyRankedTensor>:$arguments);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $entry_point `(` $arguments `)` attr-dict `:` functional-type($arguments, $results)
+  }];
+}
+
+include "kiln/Dialect/Kiln/KilnCommandOps.td"
+
+#endif // KILN_DIALECT_KILN_OPS

@@ -1,0 +1,11 @@
+// Constants shared by the .vmfb writer (kiln-compile) and reader (runtime).
+#ifndef KILN_SCHEMAS_MODULE_CONSTANTS_H_
+#define KILN_SCHEMAS_MODULE_CONSTANTS_H_
+
+// Module.version written by this compiler and accepted by this runtime.
+#define KILN_MODULE_VERSION 1u
+
+// ExecutableVariant.format of host shared objects following host_abi.h.
+#define KILN_HOST_FORMAT "elf-so-v1"
+
+#endif  // KILN_SCHEMAS_MODULE_CONSTANTS_H_
