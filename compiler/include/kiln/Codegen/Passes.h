@@ -1,0 +1,56 @@
+//===- Passes.h - Kiln kernel codegen passes --------------------*- C++ -*-===//
+//
+// Passes and pipelines that lower the tensor-form kernels of a
+// kiln.executable to the LLVM dialect for the host (x86-64) target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_PASSES_H_
+#define KILN_CODEGEN_PASSES_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir {
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Codegen/Passes.h.inc"
+
+// Attribute names shared by the codegen passes and the host target.
+inline constexpr llvm::StringLiteral kHostStrategyAttrName =
+    "kiln.host_strategy";
+inline constexpr llvm::StringLiteral kWorkgroupCountAttrName =
+    "kiln.workgroup_count";
+
+struct HostCodegenPipelineOptions {
+  int64_t maxWorkgroups = 256;
+  int64_t minWorkPerWorkgroup = 4096;
+};
+
+// One named step of the host codegen recipe (the IR between stages is what
+// --dump-intermediates shows).
+struct HostCodegenStage {
+  llvm::StringLiteral name;
+  void (*build)(OpPassManager &pm, const HostCodegenPipelineOptions &options);
+};
+ArrayRef<HostCodegenStage> getHostCodegenStages();
+
+// The host codegen recipe (all stages in order): tensor kernels in a
+// builtin.module -> LLVM dialect with host_abi.h entry points, each carrying
+// `kiln.workgroup_count`.
+void buildHostCodegenPipeline(OpPassManager &pm,
+                              const HostCodegenPipelineOptions &options);
+
+// Dialects and external interface models (tiling, bufferization) that the
+// host codegen passes rely on.
+void registerHostCodegenDialects(DialectRegistry &registry);
+
+// Registers every codegen pass and the `kiln-host-codegen` pipeline.
+void registerKilnCodegenPasses();
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CODEGEN_PASSES_H_

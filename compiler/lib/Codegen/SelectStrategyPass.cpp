@@ -1,0 +1,203 @@
+//===- SelectStrategyPass.cpp - Host workgroup strategy selection ---------===//
+//
+// Picks, per kernel, how the op producing the kernel's result is split into
+// workgroups, and records the choice as the `kiln.host_strategy` attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_HOSTSELECTSTRATEGYPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// The workgroup grid has three dimensions, so at most three loops are split.
+constexpr unsigned kMaxDistributedLoops = 3;
+// Splitting the innermost (contiguous) loop below this many elements per
+// workgroup costs more in lost locality than it gains in parallelism.
+constexpr int64_t kMinInnermostTile = 16;
+
+struct Strategy {
+  std::string kind;
+  std::string root;
+  SmallVector<int64_t> tileSizes;
+  // Number of tiles per tiled loop, in loop order (only loops with a non-zero
+  // tile size).
+  SmallVector<int64_t> tileCounts;
+};
+
+// The op whose loops carry the kernel's main work: the (last) op with
+// reduction loops, else the op producing the result.
+static Operation *findRootOp(func::FuncOp func, Operation *resultProducer) {
+  Operation *root = nullptr;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() > 0)
+      root = op;
+  });
+  return root ? root : resultProducer;
+}
+
+static std::string classifyRoot(Operation *root) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(root);
+  if (!linalgOp)
+    return "elementwise";
+  if (linalg::isaContractionOpInterface(linalgOp))
+    return "matmul";
+  if (linalg::isaConvolutionOpInterface(linalgOp))
+    return "conv";
+  if (linalgOp.getNumReductionLoops() > 0)
+    return "reduction";
+  return "elementwise";
+}
+
+// Iteration-space points of `op` (all loops), or nullopt when not static.
+static std::optional<int64_t> staticLoopRanges(Operation *op,
+                                               SmallVectorImpl<int64_t> &sizes) {
+  auto tileable = dyn_cast_or_null<TilingInterface>(op);
+  if (!tileable)
+    return std::nullopt;
+  OpBuilder builder(op);
+  int64_t points = 1;
+  for (Range range : tileable.getIterationDomain(builder)) {
+    std::optional<int64_t> size = getConstantIntValue(range.size);
+    std::optional<int64_t> offset = getConstantIntValue(range.offset);
+    if (!size || !offset || *offset != 0)
+      return std::nullopt;
+    sizes.push_back(*size);
+    points *= std::max<int64_t>(*size, 1);
+  }
+  return points;
+}
+
+// Smallest tile size >= `minTile` that divides `size` (no partial tiles),
+// unless that is more than twice `minTile` (then a partial last tile is
+// cheaper than losing the parallelism).
+static int64_t pickTileSize(int64_t size, int64_t minTile) {
+  for (int64_t t = minTile; t <= std::min(size, 2 * minTile); ++t)
+    if (size % t == 0)
+      return t;
+  return minTile;
+}
+
+static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
+                               int64_t minWorkPerWorkgroup) {
+  Strategy single{"single", "", {}, {}};
+  if (func.getNumResults() != 1)
+    return single;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Operation *producer = ret.getOperand(0).getDefiningOp();
+  auto tileable = dyn_cast_or_null<TilingInterface>(producer);
+  if (!tileable || producer->getNumResults() != 1)
+    return single;
+
+  SmallVector<int64_t> sizes;
+  std::optional<int64_t> producerPoints = staticLoopRanges(producer, sizes);
+  if (!producerPoints)
+    return single;
+  Operation *root = findRootOp(func, producer);
+  SmallVector<int64_t> rootSizes;
+  int64_t work =
+      std::max(*producerPoints, staticLoopRanges(root, rootSizes).value_or(0));
+
+  Strategy strategy;
+  strategy.kind = classifyRoot(root);
+  strategy.root = root->getName().getStringRef().str();
+  strategy.tileSizes.assign(sizes.size(), 0);
+
+  int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(
+                                                  minWorkPerWorkgroup, 1),
+                                       1, maxWorkgroups);
+  // Candidate loops: parallel loops with more than one iteration, outermost
+  // first. Reduction loops are never split: a workgroup must own every
+  // output element it writes.
+  SmallVector<utils::IteratorType> iterators =
+      tileable.getLoopIteratorTypes();
+  SmallVector<unsigned> candidates;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel && sizes[i] > 1 &&
+        candidates.size() < kMaxDistributedLoops)
+      candidates.push_back(i);
+
+  // Split the loop with the largest tile in two until there are enough
+  // workgroups: tiles stay close to square (matmul/conv reuse), and the
+  // contiguous innermost loop keeps at least kMinInnermostTile elements.
+  SmallVector<int64_t> counts(candidates.size(), 1);
+  auto tileOf = [&](unsigned c) {
+    return llvm::divideCeil(sizes[candidates[c]], counts[c]);
+  };
+  auto minTileOf = [&](unsigned c) {
+    return candidates[c] + 1 == sizes.size() ? kMinInnermostTile : 1;
+  };
+  int64_t total = 1;
+  while (total < wanted) {
+    std::optional<unsigned> best;
+    for (unsigned c = 0; c < candidates.size(); ++c)
+      if (tileOf(c) >= 2 * minTileOf(c) && (!best || tileOf(c) > tileOf(*best)))
+        best = c;
+    if (!best)
+      break;
+    total /= counts[*best];
+    counts[*best] *= 2;
+    total *= counts[*best];
+  }
+  for (unsigned c = 0; c < candidates.size(); ++c) {
+    if (counts[c] == 1)
+      continue;
+    int64_t size = sizes[candidates[c]];
+    int64_t tile = pickTileSize(size, tileOf(c));
+    int64_t count = llvm::divideCeil(size, tile);
+    if (count <= 1)
+      continue;
+    strategy.tileSizes[candidates[c]] = tile;
+    strategy.tileCounts.push_back(count);
+  }
+  if (strategy.tileCounts.empty()) {
+    strategy.tileSizes.clear();
+    return strategy;
+  }
+  return strategy;
+}
+
+struct HostSelectStrategyPass
+    : public kiln::impl::HostSelectStrategyPassBase<HostSelectStrategyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Strategy strategy =
+        selectStrategy(func, maxWorkgroups, minWorkPerWorkgroup);
+    // Workgroup grid: the innermost tiled loop runs along x.
+    SmallVector<int64_t> grid(strategy.tileCounts.rbegin(),
+                              strategy.tileCounts.rend());
+    grid.resize(3, 1);
+
+    Builder b(func.getContext());
+    SmallVector<NamedAttribute> entries;
+    entries.push_back(b.getNamedAttr("kind", b.getStringAttr(strategy.kind)));
+    if (!strategy.root.empty())
+      entries.push_back(
+          b.getNamedAttr("root", b.getStringAttr(strategy.root)));
+    entries.push_back(b.getNamedAttr(
+        "tile_sizes", b.getDenseI64ArrayAttr(strategy.tileSizes)));
+    entries.push_back(
+        b.getNamedAttr("workgroup_count", b.getDenseI64ArrayAttr(grid)));
+    func->setAttr(kHostStrategyAttrName, b.getDictionaryAttr(entries));
+  }
+};
+
+} // namespace

@@ -1,0 +1,301 @@
+// The Kiln runtime embedding API. Plain C11.
+//
+// Load a compiled module (.vmfb) on a device and call its functions:
+//
+//   kiln_instance_t* instance;   kiln_instance_create(NULL, &instance);
+//   kiln_device_t* device;       kiln_device_create(instance, "local", &device);
+//   kiln_module_t* module;       kiln_module_load_file(device, "m.vmfb", &module);
+//   kiln_function_t* fn;         kiln_module_lookup_function(module, "main", &fn);
+//   kiln_buffer_view_t* in[2];   kiln_buffer_view_create_from_host(device, ...);
+//   kiln_buffer_view_t* out[1];  kiln_function_call(fn, 2, in, 1, out);
+//   kiln_buffer_view_read(out[0], host_data, sizeof(host_data));
+//   ... release everything (any order: objects retain what they depend on).
+//
+// Errors: every fallible call returns a kiln_status_t (kiln/status.h); NULL
+// means OK. A non-OK status is owned by the caller (kiln_status_free).
+// Invalid arguments (NULL handles, wrong counts, shapes or types) are
+// INVALID_ARGUMENT statuses with a message naming what is wrong, never a crash.
+//
+// Ownership: objects are reference counted. *_create / *_load return one
+// reference owned by the caller; *_retain adds one and *_release drops one
+// (NULL is a no-op). An object keeps alive what it was created from (a module
+// retains its device, a device its instance), so release order does not
+// matter. Borrowed pointers (documented as such) live as long as their owner.
+//
+// Thread-safety: all functions are thread-safe. Functions may be called
+// concurrently from many threads; a buffer view's contents must not be read
+// while a call that writes it is still running (use fences or
+// kiln_buffer_view_read, which waits for pending writes).
+#ifndef KILN_RUNTIME_H_
+#define KILN_RUNTIME_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+//===----------------------------------------------------------------------===//
+// Element types and tensor types
+//===----------------------------------------------------------------------===//
+
+// Element types of tensors at function boundaries; the values match the
+// module schema (kiln.schema.ElementType) and the HAL.
+typedef enum kiln_element_type_e {
+  KILN_ELEMENT_TYPE_INVALID = 0,
+  KILN_ELEMENT_TYPE_I1,  // stored as one byte, 0 or 1
+  KILN_ELEMENT_TYPE_I8,
+  KILN_ELEMENT_TYPE_I16,
+  KILN_ELEMENT_TYPE_I32,
+  KILN_ELEMENT_TYPE_I64,
+  KILN_ELEMENT_TYPE_U8,
+  KILN_ELEMENT_TYPE_U16,
+  KILN_ELEMENT_TYPE_U32,
+  KILN_ELEMENT_TYPE_U64,
+  KILN_ELEMENT_TYPE_F16,   // IEEE binary16
+  KILN_ELEMENT_TYPE_BF16,  // bfloat16
+  KILN_ELEMENT_TYPE_F32,
+  KILN_ELEMENT_TYPE_F64,
+} kiln_element_type_t;
+
+// Bytes per element; 0 for INVALID or unknown values.
+size_t kiln_element_type_size(kiln_element_type_t type);
+// "i1", "f32", ... (static string); "invalid" for unknown values.
+const char* kiln_element_type_name(kiln_element_type_t type);
+// Parses a name as printed by kiln_element_type_name ("f32"); INVALID if
+// |name| is not one.
+kiln_element_type_t kiln_element_type_from_name(
+    const char* name);
+
+// Maximum rank of tensors the runtime accepts.
+#define KILN_MAX_RANK 16
+
+// A dense row-major tensor type. |shape| is borrowed (see the function that
+// returned it for its lifetime).
+typedef struct kiln_tensor_type_t {
+  kiln_element_type_t element_type;
+  size_t rank;
+  const int64_t* shape;
+} kiln_tensor_type_t;
+
+// Writes "2x3xf32" ("f32" for rank 0) into |buffer| like snprintf: always
+// NUL terminated when |capacity| > 0; returns the full length needed.
+size_t kiln_tensor_type_format(const kiln_tensor_type_t* type,
+                                               char* buffer, size_t capacity);
+
+//===----------------------------------------------------------------------===//
+// Instance
+//===----------------------------------------------------------------------===//
+// The root object: holds the HAL driver registry (the built-in `local` driver
+// and any plugins). Usually one per process.
+
+typedef struct kiln_instance_t kiln_instance_t;
+
+typedef struct kiln_instance_options_t {
+  // Driver plugins (shared library paths) to load, in addition to those in
+  // $KILN_HAL_DRIVER_PLUGINS. Borrowed for the call.
+  const char* const* plugin_paths;
+  size_t plugin_path_count;
+  // Skip $KILN_HAL_DRIVER_PLUGINS (tests that want a controlled set).
+  bool ignore_plugin_environment;
+} kiln_instance_options_t;
+
+// Creates an instance. |options| may be NULL (defaults: built-in drivers plus
+// $KILN_HAL_DRIVER_PLUGINS). A plugin that fails to load fails the call with
+// a status naming it.
+kiln_status_t kiln_instance_create(
+    const kiln_instance_options_t* options, kiln_instance_t** out_instance);
+void kiln_instance_retain(kiln_instance_t* instance);
+void kiln_instance_release(kiln_instance_t* instance);
+
+// Loads one more driver plugin by path.
+kiln_status_t kiln_instance_load_plugin(
+    kiln_instance_t* instance, const char* path);
+
+// Writes the URIs of all available devices ("local://0\nlocal://1\n...", one
+// per line) into |buffer| like snprintf and returns the full length needed.
+// Drivers that fail to enumerate are skipped.
+size_t kiln_instance_list_devices(kiln_instance_t* instance,
+                                                  char* buffer,
+                                                  size_t capacity);
+
+//===----------------------------------------------------------------------===//
+// Device
+//===----------------------------------------------------------------------===//
+
+typedef struct kiln_device_t kiln_device_t;
+
+// Creates the device named by |uri|: "<driver>" (device 0) or
+// "<driver>://<N>", e.g. "local", "local://1". NOT_FOUND names the available
+// drivers and devices.
+kiln_status_t kiln_device_create(kiln_instance_t* instance,
+                                                 const char* uri,
+                                                 kiln_device_t** out_device);
+void kiln_device_retain(kiln_device_t* device);
+void kiln_device_release(kiln_device_t* device);
+// Borrowed URI the device was created with.
+const char* kiln_device_uri(const kiln_device_t* device);
+
+//===----------------------------------------------------------------------===//
+// Module and functions
+//===----------------------------------------------------------------------===//
+// A module is a .vmfb loaded on one device: verified, its executables
+// prepared and its constant data uploaded once, and each function's command
+// program recorded once for replay by every call.
+
+typedef struct kiln_module_t kiln_module_t;
+// A function of a module; borrowed from the module (valid while it lives).
+typedef struct kiln_function_t kiln_function_t;
+
+// Loads the module file at |path| on |device|. NOT_FOUND for a missing file;
+// DATA_LOSS / INVALID_ARGUMENT for a corrupt, truncated or foreign file;
+// INCOMPATIBLE for another module version or when no executable variant can
+// run on the device (naming the variants).
+kiln_status_t kiln_module_load_file(kiln_device_t* device,
+                                                    const char* path,
+                                                    kiln_module_t** out_module);
+// Same from |size| bytes at |data|, which are copied (the caller may free
+// them after the call).
+kiln_status_t kiln_module_load_memory(
+    kiln_device_t* device, const void* data, size_t size,
+    kiln_module_t** out_module);
+void kiln_module_retain(kiln_module_t* module);
+void kiln_module_release(kiln_module_t* module);
+
+// Borrowed module name ("" if it has none).
+const char* kiln_module_name(const kiln_module_t* module);
+// Borrowed device the module was loaded on.
+kiln_device_t* kiln_module_device(const kiln_module_t* module);
+size_t kiln_module_function_count(const kiln_module_t* module);
+// Function |index| (borrowed); OUT_OF_RANGE for a bad index.
+kiln_status_t kiln_module_function_at(
+    const kiln_module_t* module, size_t index, kiln_function_t** out_function);
+// Function called |name| (borrowed). NOT_FOUND lists the module's functions.
+kiln_status_t kiln_module_lookup_function(
+    const kiln_module_t* module, const char* name,
+    kiln_function_t** out_function);
+
+// Reflection. Names and shapes are borrowed from the module.
+const char* kiln_function_name(const kiln_function_t* function);
+size_t kiln_function_input_count(
+    const kiln_function_t* function);
+size_t kiln_function_output_count(
+    const kiln_function_t* function);
+// Type of input/output |index|; OUT_OF_RANGE for a bad index.
+kiln_status_t kiln_function_input_type(
+    const kiln_function_t* function, size_t index,
+    kiln_tensor_type_t* out_type);
+kiln_status_t kiln_function_output_type(
+    const kiln_function_t* function, size_t index,
+    kiln_tensor_type_t* out_type);
+// Writes "(2x3xf32, f32) -> (2x3xf32)" like snprintf.
+size_t kiln_function_format_signature(
+    const kiln_function_t* function, char* buffer, size_t capacity);
+
+//===----------------------------------------------------------------------===//
+// Buffer views
+//===----------------------------------------------------------------------===//
+// A dense row-major tensor (element type + shape) in a buffer of one device.
+// Views returned by calls may still be being written by the device; reading
+// them waits for that (kiln_buffer_view_read) or use the call's fence.
+
+typedef struct kiln_buffer_view_t kiln_buffer_view_t;
+
+// Creates a view on |device| holding a copy of |data|, which must be exactly
+// element size x element count bytes (INVALID_ARGUMENT otherwise; NULL data is
+// allowed only for an empty tensor). |shape| has |rank| entries (may be NULL
+// for rank 0).
+kiln_status_t kiln_buffer_view_create_from_host(
+    kiln_device_t* device, kiln_element_type_t element_type, size_t rank,
+    const int64_t* shape, const void* data, size_t data_length,
+    kiln_buffer_view_t** out_view);
+void kiln_buffer_view_retain(kiln_buffer_view_t* view);
+void kiln_buffer_view_release(kiln_buffer_view_t* view);
+
+kiln_element_type_t kiln_buffer_view_element_type(
+    const kiln_buffer_view_t* view);
+size_t kiln_buffer_view_rank(const kiln_buffer_view_t* view);
+// Borrowed shape (rank entries) valid while the view lives.
+const int64_t* kiln_buffer_view_shape(
+    const kiln_buffer_view_t* view);
+uint64_t kiln_buffer_view_element_count(
+    const kiln_buffer_view_t* view);
+uint64_t kiln_buffer_view_byte_length(
+    const kiln_buffer_view_t* view);
+// The view's type; |shape| is borrowed from the view.
+kiln_tensor_type_t kiln_buffer_view_type(
+    const kiln_buffer_view_t* view);
+// Borrowed device holding the view's data.
+kiln_device_t* kiln_buffer_view_device(
+    const kiln_buffer_view_t* view);
+
+// Copies the view's contents to |data| (|data_length| must equal the byte
+// length). Waits first for the call that produced the view, if any; returns
+// that call's failure if it failed.
+kiln_status_t kiln_buffer_view_read(
+    const kiln_buffer_view_t* view, void* data, size_t data_length);
+
+//===----------------------------------------------------------------------===//
+// Fences
+//===----------------------------------------------------------------------===//
+// A fence is a point on a device timeline (a HAL timeline semaphore and a
+// value). It is signaled once (by the host or by a call), or failed, which is
+// sticky: waits and queries return the failure.
+
+typedef struct kiln_fence_t kiln_fence_t;
+
+// Creates an unsignaled fence on |device|.
+kiln_status_t kiln_fence_create(kiln_device_t* device,
+                                                kiln_fence_t** out_fence);
+void kiln_fence_retain(kiln_fence_t* fence);
+void kiln_fence_release(kiln_fence_t* fence);
+
+// Signals the fence from the host. FAILED_PRECONDITION if already signaled;
+// the failure if it failed.
+kiln_status_t kiln_fence_signal(kiln_fence_t* fence);
+// Fails the fence with a copy of |status| (not taken; must be non-OK).
+void kiln_fence_fail(kiln_fence_t* fence, kiln_status_t status);
+// Waits until the fence is signaled (OK), failed (the failure) or
+// |timeout_ns| passes (DEADLINE_EXCEEDED). 0 polls; INT64_MAX waits forever.
+kiln_status_t kiln_fence_wait(kiln_fence_t* fence,
+                                              int64_t timeout_ns);
+// Sets *out_signaled without waiting; returns the failure if the fence failed.
+kiln_status_t kiln_fence_query(kiln_fence_t* fence,
+                                               bool* out_signaled);
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+// Calls |function| synchronously: checks the inputs against the signature
+// (count, element type, shape: INVALID_ARGUMENT naming the function, input
+// index, expected and actual type), runs the function on the module's device
+// and writes |output_count| (must equal the function's output count) new
+// views to |out_outputs|, each owned by the caller. Inputs must live on the
+// module's device. On failure no outputs are returned.
+kiln_status_t kiln_function_call(
+    kiln_function_t* function, size_t input_count,
+    kiln_buffer_view_t* const* inputs, size_t output_count,
+    kiln_buffer_view_t** out_outputs);
+
+// Like kiln_function_call but returns once the work is submitted: it starts
+// after |wait_fence| (NULL: no wait) is signaled and signals |signal_fence|
+// (NULL: none) when done, or fails it with the error. The outputs are
+// returned at once; reading them waits for the call. A call whose
+// wait_fence fails fails too, without running. Argument errors are returned
+// synchronously and submit nothing.
+kiln_status_t kiln_function_call_async(
+    kiln_function_t* function, size_t input_count,
+    kiln_buffer_view_t* const* inputs, kiln_fence_t* wait_fence,
+    kiln_fence_t* signal_fence, size_t output_count,
+    kiln_buffer_view_t** out_outputs);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // KILN_RUNTIME_H_

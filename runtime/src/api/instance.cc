@@ -1,0 +1,160 @@
+// Instance and device objects of kiln/runtime.h.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "api/objects.h"
+
+namespace {
+
+std::string ListDevices(kiln_instance_t* instance) {
+  std::string list;
+  kiln_hal_driver_registry_t* registry = instance->registry.get();
+  uint32_t driver_count = kiln_hal_driver_registry_driver_count(registry);
+  for (uint32_t i = 0; i < driver_count; ++i) {
+    kiln_hal_driver_info_t info = {};
+    kiln_status_t status = kiln_hal_driver_registry_driver_info(registry, i,
+                                                                &info);
+    if (!kiln_status_is_ok(status)) {
+      kiln_status_free(status);
+      continue;
+    }
+    kiln_hal_driver_t* driver = nullptr;
+    status = kiln_hal_driver_registry_get_driver(registry, info.name, &driver);
+    if (!kiln_status_is_ok(status)) {
+      kiln_status_free(status);
+      continue;
+    }
+    uint32_t count = 0;
+    status = kiln_hal_driver_enumerate_devices(driver, 0, nullptr, &count);
+    std::vector<kiln_hal_device_info_t> devices(count);
+    if (kiln_status_is_ok(status) && count > 0) {
+      status = kiln_hal_driver_enumerate_devices(driver, count, devices.data(),
+                                                 &count);
+    }
+    if (kiln_status_is_ok(status)) {
+      for (uint32_t d = 0; d < count && d < devices.size(); ++d) {
+        list += std::string(info.name) + "://" +
+                std::to_string(devices[d].ordinal) + "\n";
+      }
+    } else {
+      kiln_status_free(status);
+    }
+    kiln_hal_driver_release(driver);
+  }
+  return list;
+}
+
+}  // namespace
+
+extern "C" {
+
+kiln_status_t kiln_instance_create(const kiln_instance_options_t* options,
+                                   kiln_instance_t** out_instance) {
+  if (!out_instance) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "out_instance is NULL");
+  }
+  *out_instance = nullptr;
+  kiln_hal_driver_registry_t* registry = nullptr;
+  KILN_RETURN_IF_ERROR(kiln_hal_driver_registry_create(&registry));
+  kiln_instance_t* instance = new kiln_instance_t();
+  instance->registry.reset(registry);
+  kiln_status_t status =
+      kiln_hal_driver_registry_register_builtin_drivers(registry);
+  if (kiln_status_is_ok(status) &&
+      !(options && options->ignore_plugin_environment)) {
+    status = kiln_hal_driver_registry_load_plugins_from_env(registry);
+  }
+  if (kiln_status_is_ok(status) && options) {
+    for (size_t i = 0; i < options->plugin_path_count; ++i) {
+      status = kiln_hal_driver_registry_load_plugin(
+          registry, options->plugin_paths ? options->plugin_paths[i] : nullptr);
+      if (!kiln_status_is_ok(status)) break;
+    }
+  }
+  if (!kiln_status_is_ok(status)) {
+    kiln_instance_release(instance);
+    return status;
+  }
+  *out_instance = instance;
+  return kiln_ok_status();
+}
+
+void kiln_instance_retain(kiln_instance_t* instance) {
+  if (instance) instance->ref_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void kiln_instance_release(kiln_instance_t* instance) {
+  if (instance &&
+      instance->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    delete instance;
+  }
+}
+
+kiln_status_t kiln_instance_load_plugin(kiln_instance_t* instance,
+                                        const char* path) {
+  if (!instance || !path) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_instance_load_plugin: instance and path are "
+                            "required");
+  }
+  return kiln_hal_driver_registry_load_plugin(instance->registry.get(), path);
+}
+
+size_t kiln_instance_list_devices(kiln_instance_t* instance, char* buffer,
+                                  size_t capacity) {
+  std::string list = instance ? ListDevices(instance) : std::string();
+  if (capacity > 0) std::snprintf(buffer, capacity, "%s", list.c_str());
+  return list.size();
+}
+
+kiln_status_t kiln_device_create(kiln_instance_t* instance, const char* uri,
+                                 kiln_device_t** out_device) {
+  if (!instance || !uri || !out_device) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_device_create: instance, uri and out_device "
+                            "are required");
+  }
+  *out_device = nullptr;
+  kiln_hal_device_t* hal_device = nullptr;
+  kiln_status_t status = kiln_hal_driver_registry_create_device(
+      instance->registry.get(), uri, &hal_device);
+  if (!kiln_status_is_ok(status)) {
+    std::string available = ListDevices(instance);
+    if (!available.empty()) available.pop_back();  // the last '\n'
+    for (size_t at = available.find('\n'); at != std::string::npos;
+         at = available.find('\n', at)) {
+      available.replace(at, 1, ", ");
+    }
+    return kiln_status_annotate(status, "cannot create device '%s'; available "
+                                "devices: %s", uri,
+                                available.empty() ? "(none)"
+                                                  : available.c_str());
+  }
+  kiln_device_t* device = new kiln_device_t();
+  kiln_instance_retain(instance);
+  device->instance = instance;
+  device->device.reset(hal_device);
+  device->uri = uri;
+  *out_device = device;
+  return kiln_ok_status();
+}
+
+void kiln_device_retain(kiln_device_t* device) {
+  if (device) device->ref_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void kiln_device_release(kiln_device_t* device) {
+  if (device && device->ref_count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    kiln_instance_t* instance = device->instance;
+    delete device;
+    kiln_instance_release(instance);
+  }
+}
+
+const char* kiln_device_uri(const kiln_device_t* device) {
+  return device ? device->uri.c_str() : "";
+}
+
+}  // extern "C"

@@ -1,0 +1,125 @@
+#include "drivers/local/local_buffer.h"
+
+#include <new>
+
+#include "base/memory.h"
+
+namespace kiln::local {
+namespace {
+
+constexpr kiln_hal_memory_type_t kLocalMemoryType =
+    KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE |
+    KILN_HAL_MEMORY_TYPE_HOST_COHERENT;
+constexpr size_t kDefaultAlignment = 64;
+// Alignments above this are refused as a likely bug in the caller.
+constexpr size_t kMaxAlignment = 1u << 16;
+
+LocalBuffer* cast(kiln_hal_buffer_t* buffer) {
+  return reinterpret_cast<LocalBuffer*>(buffer);
+}
+
+void destroyBuffer(kiln_hal_buffer_t* base) {
+  LocalBuffer* buffer = cast(base);
+  freeStorage(buffer);
+  delete buffer;
+}
+
+kiln_status_t mapRange(kiln_hal_buffer_t* base, kiln_hal_memory_access_t,
+                       kiln_device_size_t offset, kiln_device_size_t,
+                       void** outContents) {
+  uint8_t* storage = cast(base)->storage.load(std::memory_order_acquire);
+  if (!storage)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "buffer has no storage: its queue_alloca has not "
+                            "run yet or its queue_dealloca has (wait on the "
+                            "alloca's signal semaphore before mapping)");
+  *outContents = storage + offset;
+  return nullptr;
+}
+
+kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
+                         kiln_device_size_t, void*) {
+  return nullptr;  // host memory is coherent: nothing to flush
+}
+
+const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
+                                                unmapRange};
+
+void destroyAllocator(kiln_hal_allocator_t*) {
+  // Owned by the device; never destroyed through its reference count.
+}
+
+kiln_status_t allocateBuffer(kiln_hal_allocator_t*,
+                             const kiln_hal_buffer_params_t* params,
+                             kiln_device_size_t size,
+                             kiln_hal_buffer_t** outBuffer) {
+  return createBuffer(params, size, /*allocateNow=*/true, outBuffer);
+}
+
+const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
+                                                      allocateBuffer};
+
+}  // namespace
+
+void initializeAllocator(LocalAllocator* allocator) {
+  kiln_hal_resource_initialize(&kAllocatorVTable, &allocator->base.resource);
+}
+
+LocalBuffer* asLocalBuffer(kiln_hal_buffer_t* buffer) {
+  if (!buffer || buffer->resource.vtable != &kBufferVTable) return nullptr;
+  return cast(buffer);
+}
+
+kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
+                           kiln_device_size_t size, bool allocateNow,
+                           kiln_hal_buffer_t** outBuffer) {
+  size_t alignment = params->min_alignment ? size_t(params->min_alignment)
+                                           : kDefaultAlignment;
+  if (alignment < kDefaultAlignment) alignment = kDefaultAlignment;
+  if (alignment > kMaxAlignment)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "buffer alignment %zu exceeds the local driver's "
+                            "limit of %zu bytes",
+                            alignment, kMaxAlignment);
+  if (size > (kiln_device_size_t(1) << 46))
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "cannot allocate a %llu-byte buffer on the local "
+                            "device",
+                            (unsigned long long)size);
+  auto* buffer = new (std::nothrow) LocalBuffer();
+  if (!buffer)
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "out of memory creating a buffer");
+  kiln_hal_buffer_initialize(&kBufferVTable, size,
+                             params->memory_type | kLocalMemoryType,
+                             params->usage, &buffer->base);
+  buffer->alignment = alignment;
+  buffer->queueAllocated = !allocateNow;
+  if (allocateNow) {
+    kiln_status_t status = allocateStorage(buffer);
+    if (status) {
+      delete buffer;
+      return status;
+    }
+  }
+  *outBuffer = &buffer->base;
+  return nullptr;
+}
+
+kiln_status_t allocateStorage(LocalBuffer* buffer) {
+  if (buffer->storage.load(std::memory_order_acquire)) return nullptr;
+  auto* storage = static_cast<uint8_t*>(
+      alignedAlloc(size_t(buffer->base.byte_length), buffer->alignment));
+  if (!storage)
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "out of host memory allocating %llu bytes",
+                            (unsigned long long)buffer->base.byte_length);
+  buffer->storage.store(storage, std::memory_order_release);
+  return nullptr;
+}
+
+void freeStorage(LocalBuffer* buffer) {
+  alignedFree(buffer->storage.exchange(nullptr, std::memory_order_acq_rel));
+}
+
+}  // namespace kiln::local

@@ -1,0 +1,45 @@
+// Buffers and the allocator of the local driver: host memory (64-byte
+// aligned by default), always device local, host visible and coherent.
+//
+// A buffer made by queue_alloca has no storage until its alloca runs on the
+// queue and loses it when its dealloca runs; storage is an atomic pointer so
+// the queue thread may set it while other threads query it. Thread-safe.
+#ifndef KILN_DRIVERS_LOCAL_LOCAL_BUFFER_H_
+#define KILN_DRIVERS_LOCAL_LOCAL_BUFFER_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "kiln/hal/driver_abi.h"
+
+namespace kiln::local {
+
+struct LocalBuffer {
+  kiln_hal_buffer_t base;
+  std::atomic<uint8_t*> storage{nullptr};
+  size_t alignment = 64;
+  bool queueAllocated = false;
+};
+
+// The allocator of one device (owned by it; never released by users).
+struct LocalAllocator {
+  kiln_hal_allocator_t base;
+};
+
+void initializeAllocator(LocalAllocator* allocator);
+
+// Returns the local buffer behind |buffer|, or nullptr if another driver
+// made it.
+LocalBuffer* asLocalBuffer(kiln_hal_buffer_t* buffer);
+
+// Creates a buffer with storage when |allocateNow|, else an empty one for
+// queue_alloca (then allocateStorage runs on the queue).
+kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
+                           kiln_device_size_t size, bool allocateNow,
+                           kiln_hal_buffer_t** outBuffer);
+kiln_status_t allocateStorage(LocalBuffer* buffer);
+void freeStorage(LocalBuffer* buffer);
+
+}  // namespace kiln::local
+
+#endif  // KILN_DRIVERS_LOCAL_LOCAL_BUFFER_H_

@@ -1,0 +1,97 @@
+// ModuleExecutor: one verified module prepared on one HAL device.
+//
+// Creation does all per-device work once:
+//   - for each executable, the first variant whose format the device can
+//     prepare is prepared (none: INCOMPATIBLE listing the variants' targets);
+//   - each rodata segment is uploaded into a device buffer;
+//   - each function's command program is recorded into a REUSABLE command
+//     buffer whose commands reference binding-table slots for the per-call
+//     buffers: slot i = input i, slot n_in + j = output j, slot
+//     n_in + n_out = the transient arena. Rodata is referenced directly (its
+//     buffers are fixed for the executor's life).
+// A call (Submit) then only allocates the outputs and the transient arena,
+// fills a binding table and issues one queue_execute.
+//
+// Functions with collective commands need channels, which a single-device
+// executor does not have: they are recorded as unsupported and Submit
+// returns UNIMPLEMENTED for them (the rest of the module works).
+//
+// Ownership: holds a reference to the device, the image, the executables,
+// rodata buffers and command buffers. Thread-safety: immutable after
+// creation; Submit may be called concurrently from many threads.
+#ifndef KILN_RUNTIME_SRC_MODULE_EXECUTOR_H_
+#define KILN_RUNTIME_SRC_MODULE_EXECUTOR_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/hal/hal.h"
+#include "module/hal_ptr.h"
+#include "module/module_image.h"
+
+namespace kiln {
+namespace module {
+
+class ModuleExecutor {
+ public:
+  static kiln_status_t Create(std::shared_ptr<const ModuleImage> image,
+                              kiln_hal_device_t* device,
+                              std::unique_ptr<ModuleExecutor>* out);
+  ~ModuleExecutor();
+
+  const ModuleImage& image() const { return *image_; }
+  kiln_hal_device_t* device() const { return device_.get(); }
+
+  // Target of the variant chosen for executable |index| (e.g.
+  // "host:x86_64").
+  const std::string& selected_target(size_t index) const {
+    return executables_[index].target;
+  }
+
+  // Runs function |function_index| once. |inputs| holds one binding per
+  // function input whose length must equal the input's byte size (the caller
+  // checked element types and shapes). New output buffers, one reference
+  // each owned by the caller, are written to |out_outputs| (one per output).
+  // The work starts after |wait| and signals |signal| when done (or fails
+  // them). On error nothing is submitted and no outputs are returned.
+  kiln_status_t Submit(size_t function_index, const kiln_hal_binding_t* inputs,
+                       const kiln_hal_semaphore_list_t& wait,
+                       const kiln_hal_semaphore_list_t& signal,
+                       kiln_hal_buffer_t** out_outputs) const;
+
+ private:
+  struct PreparedExecutable {
+    HalExecutablePtr executable;
+    std::string target;
+  };
+  struct RecordedFunction {
+    HalCommandBufferPtr command_buffer;  // null when unsupported
+    std::string unsupported_reason;
+    uint32_t slot_count = 0;
+    bool uses_transient = false;
+  };
+
+  ModuleExecutor() = default;
+  kiln_status_t PrepareExecutables();
+  kiln_status_t UploadRodata();
+  kiln_status_t RecordFunction(const FunctionLayout& layout,
+                               RecordedFunction* out);
+  // Translates a module BufferRef into a HAL ref (slot or rodata buffer).
+  kiln_hal_buffer_ref_t MakeRef(const FunctionLayout& layout,
+                                const schema::BufferRef& ref,
+                                bool* uses_transient) const;
+
+  std::shared_ptr<const ModuleImage> image_;
+  HalDevicePtr device_;
+  HalExecutableCachePtr cache_;
+  std::vector<PreparedExecutable> executables_;
+  std::vector<HalBufferPtr> rodata_;
+  std::vector<RecordedFunction> functions_;
+};
+
+}  // namespace module
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_SRC_MODULE_EXECUTOR_H_

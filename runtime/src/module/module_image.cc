@@ -1,0 +1,120 @@
+#include "module/module_image.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "module/element_type.h"
+#include "module/module_verifier.h"
+
+namespace kiln {
+namespace module {
+
+namespace {
+// The schema's largest force_align (Rodata.data).
+constexpr size_t kImageAlignment = 64;
+}  // namespace
+
+ModuleImage::~ModuleImage() { std::free(data_); }
+
+kiln_status_t ModuleImage::CreateFromMemory(
+    const void* data, size_t size, const char* source,
+    std::shared_ptr<const ModuleImage>* out) {
+  out->reset();
+  if (!data && size != 0) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module data is NULL but size is %zu", size);
+  }
+  if (!source) source = "<memory>";
+  std::shared_ptr<ModuleImage> image(new ModuleImage());
+  image->source_ = source;
+  // FlatBuffers offsets are relative to the buffer start, so an aligned copy
+  // makes every aligned field aligned in memory too.
+  size_t capacity = (size + kImageAlignment - 1) / kImageAlignment *
+                    kImageAlignment;
+  if (capacity == 0) capacity = kImageAlignment;
+  image->data_ =
+      static_cast<uint8_t*>(std::aligned_alloc(kImageAlignment, capacity));
+  if (!image->data_) {
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "cannot allocate %zu bytes for module '%s'", size,
+                            source);
+  }
+  if (size) std::memcpy(image->data_, data, size);
+  image->size_ = size;
+
+  KILN_RETURN_IF_ERROR(VerifyModule(image->data_, size, source));
+  image->module_ = schema::GetModule(image->data_);
+
+  if (const auto* functions = image->module_->functions()) {
+    image->functions_.reserve(functions->size());
+    for (const schema::Function* function : *functions) {
+      FunctionLayout layout;
+      layout.function = function;
+      layout.name = function->name()->str();
+      auto add = [](const flatbuffers::Vector<
+                        flatbuffers::Offset<schema::TensorType>>* types,
+                    std::vector<TensorLayout>* out_layouts) {
+        if (!types) return;
+        for (const schema::TensorType* type : *types) {
+          TensorLayout tensor;
+          tensor.element_type = type->element_type();
+          if (type->shape()) {
+            tensor.shape.assign(type->shape()->begin(), type->shape()->end());
+          }
+          // Verified: cannot fail.
+          ComputeTensorByteSize(ElementTypeByteSize(tensor.element_type),
+                                tensor.shape.data(), tensor.shape.size(),
+                                &tensor.element_count, &tensor.byte_size);
+          out_layouts->push_back(std::move(tensor));
+        }
+      };
+      add(function->inputs(), &layout.inputs);
+      add(function->outputs(), &layout.outputs);
+      image->functions_.push_back(std::move(layout));
+    }
+  }
+  *out = std::move(image);
+  return kiln_ok_status();
+}
+
+kiln_status_t ModuleImage::CreateFromFile(
+    const char* path, std::shared_ptr<const ModuleImage>* out) {
+  out->reset();
+  if (!path) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module path is NULL");
+  }
+  FILE* file = std::fopen(path, "rb");
+  if (!file) {
+    int error = errno;
+    return kiln_make_status(
+        error == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_PERMISSION_DENIED,
+        "cannot open module file '%s': %s", path, std::strerror(error));
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t read = 0;
+  while ((read = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + read);
+  }
+  bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "error reading module file '%s'", path);
+  }
+  return CreateFromMemory(bytes.data(), bytes.size(), path, out);
+}
+
+int ModuleImage::FindFunction(const char* name) const {
+  if (!name) return -1;
+  for (size_t i = 0; i < functions_.size(); ++i) {
+    if (functions_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace module
+}  // namespace kiln

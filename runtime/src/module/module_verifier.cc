@@ -1,0 +1,473 @@
+#include "module/module_verifier.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "module_constants.h"
+#include "kiln/schemas/module_generated.h"
+#include "module/element_type.h"
+
+namespace kiln {
+namespace module {
+namespace {
+
+using namespace kiln::schema;  // NOLINT: schema names are the vocabulary here
+
+// Limits that keep a hostile module from making the runtime do unbounded work
+// before anything runs; real modules are far below them.
+constexpr size_t kMaxRank = 16;
+constexpr uint32_t kMaxAlignment = 1u << 16;
+constexpr uint64_t kMaxWorkgroupCount = uint64_t{1} << 31;
+
+bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+const char* CommandKindName(Command type) {
+  switch (type) {
+    case Command::DispatchCommand: return "dispatch";
+    case Command::CopyCommand: return "copy";
+    case Command::FillCommand: return "fill";
+    case Command::BarrierCommand: return "barrier";
+    case Command::CollectiveCommand: return "collective";
+    default: return "unknown";
+  }
+}
+
+// Verifies one module; every check that fails returns a status whose message
+// names the module, the object (function, command, executable) and the
+// offending value.
+class ModuleChecker {
+ public:
+  ModuleChecker(const Module& module, const char* source)
+      : module_(module), source_(source) {}
+
+  kiln_status_t Check() {
+    std::vector<uint64_t> rodata_sizes;
+    if (const auto* rodata = module_.rodata()) {
+      for (uint32_t i = 0; i < rodata->size(); ++i) {
+        const Rodata* entry = rodata->Get(i);
+        uint32_t alignment = entry->alignment();
+        if (alignment != 0 &&
+            (!IsPowerOfTwo(alignment) || alignment > kMaxAlignment)) {
+          return Error("rodata %u has alignment %u (expected a power of two "
+                       "up to %u)", i, alignment, kMaxAlignment);
+        }
+        rodata_sizes.push_back(entry->data() ? entry->data()->size() : 0);
+      }
+    }
+    rodata_sizes_ = std::move(rodata_sizes);
+
+    if (const auto* executables = module_.executables()) {
+      for (uint32_t i = 0; i < executables->size(); ++i) {
+        KILN_RETURN_IF_ERROR(CheckExecutable(i, *executables->Get(i)));
+      }
+    }
+
+    std::set<std::string> names;
+    if (const auto* functions = module_.functions()) {
+      for (uint32_t i = 0; i < functions->size(); ++i) {
+        const Function* function = functions->Get(i);
+        std::string name = function->name()->str();
+        if (name.empty()) return Error("function %u has an empty name", i);
+        if (!names.insert(name).second) {
+          return Error("function '%s' is defined more than once", name.c_str());
+        }
+        KILN_RETURN_IF_ERROR(CheckFunction(*function));
+      }
+    }
+    return kiln_ok_status();
+  }
+
+ private:
+  kiln_status_t Error(const char* format, ...) KILN_PRINTF_FORMAT(2, 3) {
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "malformed module '%s': %s", source_, message);
+  }
+
+  kiln_status_t CheckExecutable(uint32_t index, const Executable& executable) {
+    const char* name =
+        executable.name() ? executable.name()->c_str() : "<unnamed>";
+    const auto* variants = executable.variants();
+    if (!variants || variants->size() == 0) {
+      return Error("executable %u ('%s') has no variants", index, name);
+    }
+    const auto* first_exports = variants->Get(0)->exports();
+    uint32_t export_count = first_exports ? first_exports->size() : 0;
+    for (uint32_t v = 0; v < variants->size(); ++v) {
+      const ExecutableVariant* variant = variants->Get(v);
+      if (!variant->target() || variant->target()->size() == 0) {
+        return Error("executable '%s' variant %u has no target", name, v);
+      }
+      if (!variant->format() || variant->format()->size() == 0) {
+        return Error("executable '%s' variant %u ('%s') has no format", name,
+                     v, variant->target()->c_str());
+      }
+      const auto* exports = variant->exports();
+      uint32_t count = exports ? exports->size() : 0;
+      if (count != export_count) {
+        return Error("executable '%s' variant '%s' has %u exports but variant "
+                     "'%s' has %u (every variant must export the same "
+                     "functions)", name, variant->target()->c_str(), count,
+                     variants->Get(0)->target()->c_str(), export_count);
+      }
+      for (uint32_t e = 0; e < count; ++e) {
+        const ExecutableExport* exp = exports->Get(e);
+        const ExecutableExport* first = first_exports->Get(e);
+        if (!exp->name() || exp->name()->size() == 0) {
+          return Error("executable '%s' variant '%s' export %u has no name",
+                       name, variant->target()->c_str(), e);
+        }
+        if (!first->name() || exp->name()->str() != first->name()->str() ||
+            exp->binding_count() != first->binding_count() ||
+            exp->push_constant_count() != first->push_constant_count()) {
+          return Error("executable '%s' variant '%s' export %u ('%s') does "
+                       "not match the first variant's export (name, bindings "
+                       "and push constants must agree)", name,
+                       variant->target()->c_str(), e, exp->name()->c_str());
+        }
+        const auto* counts = exp->workgroup_count();
+        if (!counts || counts->size() != 3) {
+          return Error("executable '%s' export '%s' has %u workgroup count "
+                       "entries (expected 3)", name, exp->name()->c_str(),
+                       counts ? counts->size() : 0);
+        }
+        uint64_t total = 1;
+        for (uint32_t d = 0; d < 3; ++d) total *= counts->Get(d);
+        if (total > kMaxWorkgroupCount) {
+          return Error("executable '%s' export '%s' has %" PRIu64
+                       " workgroups (more than %" PRIu64 ")", name,
+                       exp->name()->c_str(), total, kMaxWorkgroupCount);
+        }
+        const auto* sizes = exp->workgroup_size();
+        if (sizes && sizes->size() != 3) {
+          return Error("executable '%s' export '%s' has %u workgroup size "
+                       "entries (expected 3)", name, exp->name()->c_str(),
+                       sizes->size());
+        }
+      }
+    }
+    return kiln_ok_status();
+  }
+
+  kiln_status_t CheckTensorTypes(const Function& function, const char* what,
+                                 const flatbuffers::Vector<
+                                     flatbuffers::Offset<TensorType>>* types,
+                                 std::vector<uint64_t>* sizes) {
+    if (!types) return kiln_ok_status();
+    for (uint32_t i = 0; i < types->size(); ++i) {
+      const TensorType* type = types->Get(i);
+      if (!IsValidElementType(type->element_type())) {
+        return Error("function '%s' %s %u has invalid element type %u",
+                     function.name()->c_str(), what, i,
+                     static_cast<unsigned>(type->element_type()));
+      }
+      const auto* shape = type->shape();
+      size_t rank = shape ? shape->size() : 0;
+      if (rank > kMaxRank) {
+        return Error("function '%s' %s %u has rank %zu (at most %zu)",
+                     function.name()->c_str(), what, i, rank, kMaxRank);
+      }
+      uint64_t count = 0, bytes = 0;
+      if (!ComputeTensorByteSize(ElementTypeByteSize(type->element_type()),
+                                 shape ? shape->data() : nullptr, rank, &count,
+                                 &bytes)) {
+        return Error("function '%s' %s %u has a negative dimension or a size "
+                     "beyond %" PRIu64 " bytes", function.name()->c_str(),
+                     what, i, kMaxByteSize);
+      }
+      sizes->push_back(bytes);
+    }
+    return kiln_ok_status();
+  }
+
+  // Checks that |ref| lies within its space. |what| describes the reference
+  // ("dispatch binding 2") for the message.
+  kiln_status_t CheckBufferRef(const BufferRef* ref, const std::string& where,
+                               const char* what) {
+    if (!ref) return Error("%s: %s is missing", where.c_str(), what);
+    uint64_t space_size = 0;
+    switch (ref->space()) {
+      case BufferSpace::Input:
+        if (ref->index() >= input_sizes_.size()) {
+          return Error("%s: %s refers to input %u but the function has %zu "
+                       "inputs", where.c_str(), what, ref->index(),
+                       input_sizes_.size());
+        }
+        space_size = input_sizes_[ref->index()];
+        break;
+      case BufferSpace::Output:
+        if (ref->index() >= output_sizes_.size()) {
+          return Error("%s: %s refers to output %u but the function has %zu "
+                       "outputs", where.c_str(), what, ref->index(),
+                       output_sizes_.size());
+        }
+        space_size = output_sizes_[ref->index()];
+        break;
+      case BufferSpace::Transient:
+        space_size = transient_size_;
+        break;
+      case BufferSpace::Rodata:
+        if (ref->index() >= rodata_sizes_.size()) {
+          return Error("%s: %s refers to rodata %u but the module has %zu "
+                       "rodata entries", where.c_str(), what, ref->index(),
+                       rodata_sizes_.size());
+        }
+        space_size = rodata_sizes_[ref->index()];
+        break;
+      default:
+        return Error("%s: %s has unknown buffer space %u", where.c_str(), what,
+                     static_cast<unsigned>(ref->space()));
+    }
+    uint64_t end = 0;
+    if (__builtin_add_overflow(ref->offset(), ref->length(), &end) ||
+        end > space_size) {
+      return Error("%s: %s range [%" PRIu64 ", +%" PRIu64 ") is outside its "
+                   "%s %u of %" PRIu64 " bytes", where.c_str(), what,
+                   ref->offset(), ref->length(),
+                   EnumNameBufferSpace(ref->space()), ref->index(), space_size);
+    }
+    return kiln_ok_status();
+  }
+
+  kiln_status_t CheckFunction(const Function& function) {
+    const char* name = function.name()->c_str();
+    input_sizes_.clear();
+    output_sizes_.clear();
+    KILN_RETURN_IF_ERROR(
+        CheckTensorTypes(function, "input", function.inputs(), &input_sizes_));
+    KILN_RETURN_IF_ERROR(CheckTensorTypes(function, "output",
+                                          function.outputs(), &output_sizes_));
+    transient_size_ = function.transient_size();
+    if (transient_size_ > kMaxByteSize) {
+      return Error("function '%s' transient size %" PRIu64 " exceeds %" PRIu64,
+                   name, transient_size_, kMaxByteSize);
+    }
+    uint32_t alignment = function.transient_alignment();
+    if (!IsPowerOfTwo(alignment) || alignment > kMaxAlignment) {
+      return Error("function '%s' transient alignment %u is not a power of "
+                   "two up to %u", name, alignment, kMaxAlignment);
+    }
+    uint32_t channel_count = 0;
+    if (const auto* channels = function.channels()) {
+      channel_count = channels->size();
+      for (uint32_t c = 0; c < channel_count; ++c) {
+        const Channel* channel = channels->Get(c);
+        if (const auto* axes = channel->axes()) {
+          for (uint32_t a = 0; a < axes->size(); ++a) {
+            if (axes->Get(a) < 0) {
+              return Error("function '%s' channel %u has negative axis %d",
+                           name, c, axes->Get(a));
+            }
+          }
+        }
+      }
+    }
+    const auto* commands = function.commands();
+    if (!commands) return kiln_ok_status();
+    for (uint32_t i = 0; i < commands->size(); ++i) {
+      const CommandEntry* entry = commands->Get(i);
+      std::string where = "function '" + function.name()->str() +
+                          "' command " + std::to_string(i) + " (" +
+                          CommandKindName(entry->command_type()) + ")";
+      switch (entry->command_type()) {
+        case Command::DispatchCommand:
+          KILN_RETURN_IF_ERROR(
+              CheckDispatch(*entry->command_as_DispatchCommand(), where));
+          break;
+        case Command::CopyCommand: {
+          const CopyCommand* copy = entry->command_as_CopyCommand();
+          KILN_RETURN_IF_ERROR(CheckBufferRef(copy->source(), where, "source"));
+          KILN_RETURN_IF_ERROR(CheckBufferRef(copy->target(), where, "target"));
+          if (copy->source()->length() != copy->target()->length()) {
+            return Error("%s: source length %" PRIu64 " differs from target "
+                         "length %" PRIu64, where.c_str(),
+                         copy->source()->length(), copy->target()->length());
+          }
+          if (copy->target()->space() == BufferSpace::Input ||
+              copy->target()->space() == BufferSpace::Rodata) {
+            return Error("%s: target is read-only (%s)", where.c_str(),
+                         EnumNameBufferSpace(copy->target()->space()));
+          }
+          break;
+        }
+        case Command::FillCommand: {
+          const FillCommand* fill = entry->command_as_FillCommand();
+          KILN_RETURN_IF_ERROR(CheckBufferRef(fill->target(), where, "target"));
+          size_t pattern = fill->pattern() ? fill->pattern()->size() : 0;
+          if (pattern != 1 && pattern != 2 && pattern != 4 && pattern != 8) {
+            return Error("%s: pattern has %zu bytes (expected 1, 2, 4 or 8)",
+                         where.c_str(), pattern);
+          }
+          if (fill->target()->length() % pattern != 0 ||
+              fill->target()->offset() % pattern != 0) {
+            return Error("%s: target offset/length are not multiples of the "
+                         "%zu byte pattern", where.c_str(), pattern);
+          }
+          if (fill->target()->space() == BufferSpace::Input ||
+              fill->target()->space() == BufferSpace::Rodata) {
+            return Error("%s: target is read-only (%s)", where.c_str(),
+                         EnumNameBufferSpace(fill->target()->space()));
+          }
+          break;
+        }
+        case Command::BarrierCommand:
+          break;
+        case Command::CollectiveCommand: {
+          const CollectiveCommand* collective =
+              entry->command_as_CollectiveCommand();
+          if (collective->op() > CollectiveOp::MAX ||
+              collective->reduction() > ReductionOp::MAX) {
+            return Error("%s: unknown collective op %u or reduction %u",
+                         where.c_str(),
+                         static_cast<unsigned>(collective->op()),
+                         static_cast<unsigned>(collective->reduction()));
+          }
+          if (!IsValidElementType(collective->element_type())) {
+            return Error("%s: invalid element type %u", where.c_str(),
+                         static_cast<unsigned>(collective->element_type()));
+          }
+          if (collective->channel() >= channel_count) {
+            return Error("%s: channel %u out of range (the function has %u "
+                         "channels)", where.c_str(), collective->channel(),
+                         channel_count);
+          }
+          KILN_RETURN_IF_ERROR(
+              CheckBufferRef(collective->send(), where, "send buffer"));
+          KILN_RETURN_IF_ERROR(
+              CheckBufferRef(collective->recv(), where, "recv buffer"));
+          break;
+        }
+        default:
+          return Error("%s: unknown command type %u", where.c_str(),
+                       static_cast<unsigned>(entry->command_type()));
+      }
+    }
+    return kiln_ok_status();
+  }
+
+  kiln_status_t CheckDispatch(const DispatchCommand& dispatch,
+                              const std::string& where) {
+    const auto* executables = module_.executables();
+    uint32_t executable_count = executables ? executables->size() : 0;
+    if (dispatch.executable() >= executable_count) {
+      return Error("%s: executable %u out of range (the module has %u)",
+                   where.c_str(), dispatch.executable(), executable_count);
+    }
+    // Every variant exports the same entry points (checked above), so the
+    // first variant describes them all.
+    const Executable* executable = executables->Get(dispatch.executable());
+    const auto* exports = executable->variants()->Get(0)->exports();
+    uint32_t export_count = exports ? exports->size() : 0;
+    if (dispatch.export_() >= export_count) {
+      return Error("%s: export %u out of range (executable %u has %u)",
+                   where.c_str(), dispatch.export_(), dispatch.executable(),
+                   export_count);
+    }
+    const ExecutableExport* exp = exports->Get(dispatch.export_());
+    uint32_t binding_count = dispatch.bindings() ? dispatch.bindings()->size() : 0;
+    if (binding_count != exp->binding_count()) {
+      return Error("%s: %u bindings but export '%s' takes %u", where.c_str(),
+                   binding_count, exp->name()->c_str(), exp->binding_count());
+    }
+    uint32_t push_count =
+        dispatch.push_constants() ? dispatch.push_constants()->size() : 0;
+    if (push_count != exp->push_constant_count()) {
+      return Error("%s: %u push constants but export '%s' takes %u",
+                   where.c_str(), push_count, exp->name()->c_str(),
+                   exp->push_constant_count());
+    }
+    for (uint32_t b = 0; b < binding_count; ++b) {
+      std::string what = "binding " + std::to_string(b);
+      KILN_RETURN_IF_ERROR(
+          CheckBufferRef(dispatch.bindings()->Get(b), where, what.c_str()));
+    }
+    return kiln_ok_status();
+  }
+
+  const Module& module_;
+  const char* source_;
+  std::vector<uint64_t> rodata_sizes_;
+  std::vector<uint64_t> input_sizes_;
+  std::vector<uint64_t> output_sizes_;
+  uint64_t transient_size_ = 0;
+};
+
+}  // namespace
+
+bool ComputeTensorByteSize(uint64_t element_size, const int64_t* shape,
+                           size_t rank, uint64_t* element_count,
+                           uint64_t* byte_size) {
+  uint64_t count = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (shape[i] < 0) return false;
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(shape[i]),
+                               &count) ||
+        count > kMaxByteSize) {
+      return false;
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, element_size, &bytes) ||
+      bytes > kMaxByteSize) {
+    return false;
+  }
+  *element_count = count;
+  *byte_size = bytes;
+  return true;
+}
+
+kiln_status_t VerifyModule(const uint8_t* data, size_t size,
+                           const char* source) {
+  const size_t header = sizeof(flatbuffers::uoffset_t) +
+                        flatbuffers::kFileIdentifierLength;
+  if (size < header) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "module '%s' is truncated: %zu bytes is too small "
+                            "for a Kiln module", source, size);
+  }
+  const char* identifier = schema::ModuleIdentifier();
+  if (!flatbuffers::BufferHasIdentifier(data, identifier)) {
+    char found[5] = {0};
+    for (int i = 0; i < 4; ++i) {
+      char c = static_cast<char>(data[sizeof(flatbuffers::uoffset_t) + i]);
+      found[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
+    }
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "'%s' is not a Kiln module: file identifier is "
+                            "'%s', expected '%s' (was it produced by "
+                            "kiln-compile?)", source, found, identifier);
+  }
+  if (size > kMaxByteSize || size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module '%s' is too large (%zu bytes)", source,
+                            size);
+  }
+  flatbuffers::Verifier verifier(data, size, /*max_depth=*/64,
+                                 /*max_tables=*/1000000,
+                                 /*check_alignment=*/true);
+  if (!schema::VerifyModuleBuffer(verifier)) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "module '%s' is corrupt or truncated: its "
+                            "FlatBuffer structure failed verification (%zu "
+                            "bytes)", source, size);
+  }
+  const schema::Module* module = schema::GetModule(data);
+  if (module->version() != KILN_MODULE_VERSION) {
+    return kiln_make_status(KILN_STATUS_INCOMPATIBLE,
+                            "module '%s' has version %u but this runtime "
+                            "reads version %u; recompile it with a matching "
+                            "kiln-compile", source, module->version(),
+                            KILN_MODULE_VERSION);
+  }
+  return ModuleChecker(*module, source).Check();
+}
+
+}  // namespace module
+}  // namespace kiln

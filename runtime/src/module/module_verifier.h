@@ -1,0 +1,41 @@
+// Verification of .vmfb module bytes: structure (FlatBuffers verifier) and
+// meaning (versions, indices, ranges, sizes).
+//
+// After VerifyModule succeeds on a buffer, every offset, index and size in it
+// may be used without further checks: all tables are within the buffer, all
+// executable/export/rodata/input/output/channel indices are in range, every
+// BufferRef lies within its space, tensor sizes do not overflow and every
+// element type is valid. Thread-safe (pure function).
+#ifndef KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
+#define KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kiln/status.h"
+
+namespace kiln {
+namespace module {
+
+// Verifies |size| bytes at |data|, which must be aligned to 64 bytes (the
+// largest force_align of the schema). |source| names the module in messages.
+// Codes: INVALID_ARGUMENT for a foreign file (wrong identifier) or a
+// malformed module, DATA_LOSS for a corrupt or truncated buffer,
+// INCOMPATIBLE for a module version this runtime does not read.
+kiln_status_t VerifyModule(const uint8_t* data, size_t size,
+                           const char* source);
+
+// Largest byte size accepted for any tensor, arena or module (2^48): far
+// beyond any real device, small enough that sums of a few never overflow.
+constexpr uint64_t kMaxByteSize = uint64_t{1} << 48;
+
+// Byte size of a dense row-major tensor of |rank| dimensions; false if a
+// dimension is negative or the size exceeds kMaxByteSize.
+bool ComputeTensorByteSize(uint64_t element_size, const int64_t* shape,
+                           size_t rank, uint64_t* element_count,
+                           uint64_t* byte_size);
+
+}  // namespace module
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_

@@ -1,0 +1,91 @@
+// RUN: kiln-opt %s --split-input-file --kiln-host-select-strategy | FileCheck %s
+
+// A big matmul feeding a fused bias+relu: the op producing the result is
+// split into near-square tiles over both parallel loops, up to 256
+// workgroups; the innermost tiled loop runs along x.
+// CHECK-LABEL: func.func @matmul_bias_relu
+// CHECK-SAME: kiln.host_strategy = {kind = "matmul", root = "linalg.matmul",
+// CHECK-SAME: tile_sizes = array<i64: 16, 32>, workgroup_count = array<i64: 16, 16, 1>}
+func.func @matmul_bias_relu(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<256x512xf32>, tensor<512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<256x512xf32>
+  return %r : tensor<256x512xf32>
+}
+
+// -----
+
+// A reduction along the innermost loop: only the parallel loop is split
+// (tile size 0 for the reduction), so no two workgroups write one element.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-SAME: kind = "reduction", root = "linalg.reduce", tile_sizes = array<i64: 4, 0>, workgroup_count = array<i64: 256, 1, 1>
+func.func @row_sum(%a: tensor<1024x1024xf32>) -> tensor<1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+  %r = linalg.reduce ins(%a : tensor<1024x1024xf32>) outs(%f : tensor<1024xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<1024xf32>
+}
+
+// -----
+
+// Convolutions split (at most three) outer parallel loops: batch and output
+// rows/columns; never the filter window or input channels.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: kind = "conv", root = "linalg.conv_2d_nhwc_hwcf", tile_sizes = array<i64: 2, 2, 4, 0, 0, 0, 0>, workgroup_count = array<i64: 8, 16, 2>
+func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<4x32x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32x32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32x32x32xf32>) -> tensor<4x32x32x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%in, %w : tensor<4x34x34x16xf32>, tensor<3x3x16x32xf32>) outs(%f : tensor<4x32x32x32xf32>) -> tensor<4x32x32x32xf32>
+  return %r : tensor<4x32x32x32xf32>
+}
+
+// -----
+
+// Tiny elementwise work stays in one workgroup.
+// CHECK-LABEL: func.func @tiny_add
+// CHECK-SAME: kind = "elementwise", root = "linalg.add", tile_sizes = array<i64>, workgroup_count = array<i64: 1, 1, 1>
+func.func @tiny_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.add ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Kernels with several results, results that are arguments, or results of
+// ops without a tiling interface run as one workgroup.
+// CHECK-LABEL: func.func @two_results
+// CHECK-SAME: kind = "single", tile_sizes = array<i64>, workgroup_count = array<i64: 1, 1, 1>
+func.func @two_results(%a: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %r = linalg.add ins(%a, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return %r, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+}
+
+// CHECK-LABEL: func.func @copy
+// CHECK-SAME: kind = "single"
+func.func @copy(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  return %a : tensor<1024x1024xf32>
+}
+
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: kind = "single"
+func.func @concat(%a: tensor<512x1024xf32>, %b: tensor<512x1024xf32>) -> tensor<1024x1024xf32> {
+  %r = tensor.concat dim(0) %a, %b : (tensor<512x1024xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
+  return %r : tensor<1024x1024xf32>
+}

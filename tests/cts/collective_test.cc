@@ -1,0 +1,286 @@
+// Collectives between several devices of the driver under test (ranks are
+// devices <driver>://0 .. N-1, N = min(device count, 4)). Skips where the
+// driver has fewer than two devices or no collectives.
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cts_test_base.h"
+
+namespace kiln::cts {
+namespace {
+
+class CollectiveTest : public CtsTest {
+ protected:
+  void SetUp() override {
+    CtsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    kiln_hal_driver_t* driver = nullptr;
+    KILN_ASSERT_OK(kiln_hal_driver_registry_get_driver(
+        registry, kiln_hal_device_driver_name(device), &driver));
+    uint32_t count = 0;
+    kiln_status_t status =
+        kiln_hal_driver_enumerate_devices(driver, 0, nullptr, &count);
+    ranks = count < 4 ? int32_t(count) : 4;
+    for (int32_t r = 0; r < ranks && !status; ++r) {
+      kiln_hal_device_t* rankDevice = nullptr;
+      status = kiln_hal_driver_create_device(driver, uint32_t(r), &rankDevice);
+      if (!status) devices.push_back(rankDevice);
+    }
+    kiln_hal_driver_release(driver);
+    KILN_ASSERT_OK(status);
+    if (ranks < 2) GTEST_SKIP() << "driver has fewer than two devices";
+    std::string id = std::string("cts/") +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    for (int32_t r = 0; r < ranks; ++r) {
+      kiln_hal_channel_params_t params = {r, ranks, id.data(), id.size()};
+      kiln_hal_channel_t* channel = nullptr;
+      status = kiln_hal_channel_create(devices[size_t(r)], &params, &channel);
+      if (kiln_status_code(status) == KILN_STATUS_UNIMPLEMENTED)
+        GTEST_SKIP() << "driver has no collectives: " << consumeStatus(status);
+      KILN_ASSERT_OK(status);
+      channels.push_back(channel);
+    }
+  }
+
+  void TearDown() override {
+    for (kiln_hal_channel_t* channel : channels) kiln_hal_channel_release(channel);
+    for (kiln_hal_device_t* rankDevice : devices)
+      kiln_hal_device_release(rankDevice);
+    CtsTest::TearDown();
+  }
+
+  kiln_hal_buffer_t* allocateOn(kiln_hal_device_t* on, kiln_device_size_t size) {
+    kiln_hal_buffer_params_t params = {};
+    params.memory_type =
+        KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
+    params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING;
+    kiln_hal_buffer_t* buffer = nullptr;
+    kiln_status_t status = kiln_hal_allocator_allocate_buffer(
+        kiln_hal_device_allocator(on), &params, size, &buffer);
+    if (status) ADD_FAILURE() << consumeStatus(status);
+    return buffer;
+  }
+
+  // Runs |ops[r]| on every rank at once with send bytes |sends[r]| and a
+  // recv buffer of |recvSize| bytes (in place when |inPlace|: recv is the
+  // send buffer). Returns each rank's recv bytes and status codes.
+  std::vector<std::vector<uint8_t>> run(
+      const std::vector<kiln_hal_collective_op_t>& ops,
+      const std::vector<std::vector<uint8_t>>& sends, size_t recvSize,
+      bool inPlace = false, std::vector<kiln_status_code_t>* codes = nullptr) {
+    std::vector<kiln_hal_buffer_t*> sendBuffers, recvBuffers;
+    std::vector<kiln_hal_semaphore_t*> done;
+    for (int32_t r = 0; r < ranks; ++r) {
+      kiln_hal_device_t* on = devices[size_t(r)];
+      sendBuffers.push_back(allocateOn(on, sends[size_t(r)].size()));
+      KILN_EXPECT_OK(kiln_hal_buffer_write(sendBuffers.back(), 0,
+                                           sends[size_t(r)].data(),
+                                           sends[size_t(r)].size()));
+      recvBuffers.push_back(inPlace ? sendBuffers.back()
+                                    : allocateOn(on, recvSize));
+      kiln_hal_command_buffer_t* cb = nullptr;
+      KILN_EXPECT_OK(kiln_hal_command_buffer_create(
+          on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+      KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
+      KILN_EXPECT_OK(kiln_hal_command_buffer_collective(
+          cb, channels[size_t(r)], &ops[size_t(r)], ref(sendBuffers.back()),
+          ref(recvBuffers.back())));
+      KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
+      kiln_hal_semaphore_t* semaphore = nullptr;
+      KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
+      done.push_back(semaphore);
+      uint64_t one = 1;
+      kiln_hal_semaphore_list_t signal = semaphoreList(&done.back(), &one, 1);
+      KILN_EXPECT_OK(kiln_hal_device_queue_execute(
+          on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
+      kiln_hal_command_buffer_release(cb);
+    }
+    std::vector<std::vector<uint8_t>> results(static_cast<size_t>(ranks));
+    for (int32_t r = 0; r < ranks; ++r) {
+      kiln_status_t status =
+          kiln_hal_semaphore_wait(done[size_t(r)], 1, kLongTimeout);
+      if (codes) {
+        codes->push_back(kiln_status_code(status));
+        kiln_status_free(status);
+      } else {
+        KILN_EXPECT_OK(status);
+      }
+      results[size_t(r)].resize(recvSize);
+      if (recvSize)
+        KILN_EXPECT_OK(kiln_hal_buffer_read(recvBuffers[size_t(r)], 0,
+                                            results[size_t(r)].data(),
+                                            recvSize));
+      kiln_hal_semaphore_release(done[size_t(r)]);
+      kiln_hal_buffer_release(sendBuffers[size_t(r)]);
+      if (!inPlace) kiln_hal_buffer_release(recvBuffers[size_t(r)]);
+    }
+    return results;
+  }
+
+  std::vector<kiln_hal_collective_op_t> same(kiln_hal_collective_op_t op) {
+    return std::vector<kiln_hal_collective_op_t>(size_t(ranks), op);
+  }
+
+  int32_t ranks = 0;
+  std::vector<kiln_hal_device_t*> devices;
+  std::vector<kiln_hal_channel_t*> channels;
+};
+
+template <typename T>
+std::vector<uint8_t> bytesOf(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+template <typename T>
+std::vector<T> valuesOf(const std::vector<uint8_t>& bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+TEST_P(CollectiveTest, AllReduceSumF32) {
+  constexpr uint64_t n = 37;
+  std::vector<std::vector<uint8_t>> sends;
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<float> values(n);
+    for (uint64_t i = 0; i < n; ++i) values[i] = float(r * 100) + float(i);
+    sends.push_back(bytesOf(values));
+  }
+  auto results = run(same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_SUM,
+                           KILN_HAL_ELEMENT_TYPE_F32, n, 0}),
+                     sends, n * 4);
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<float> got = valuesOf<float>(results[size_t(r)]);
+    for (uint64_t i = 0; i < n; ++i) {
+      float expected = 0;
+      for (int32_t s = 0; s < ranks; ++s) expected += float(s * 100) + float(i);
+      EXPECT_EQ(got[i], expected) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+TEST_P(CollectiveTest, AllReduceMaxI32InPlace) {
+  constexpr uint64_t n = 8;
+  std::vector<std::vector<uint8_t>> sends;
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<int32_t> values(n);
+    for (uint64_t i = 0; i < n; ++i) values[i] = (i % 2 ? 1 : -1) * r * int32_t(i);
+    sends.push_back(bytesOf(values));
+  }
+  auto results = run(same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_MAX,
+                           KILN_HAL_ELEMENT_TYPE_I32, n, 0}),
+                     sends, n * 4, /*inPlace=*/true);
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<int32_t> got = valuesOf<int32_t>(results[size_t(r)]);
+    for (uint64_t i = 0; i < n; ++i)
+      EXPECT_EQ(got[i], i % 2 ? (ranks - 1) * int32_t(i) : 0) << i;
+  }
+}
+
+TEST_P(CollectiveTest, AllReduceAvgBF16AndMinF16) {
+  // bf16 1.0 = 0x3F80, 3.0 = 0x4040; f16 2.0 = 0x4000, -1.0 = 0xBC00.
+  std::vector<std::vector<uint8_t>> bf16, f16;
+  for (int32_t r = 0; r < ranks; ++r) {
+    bf16.push_back(bytesOf(std::vector<uint16_t>{
+        uint16_t(r % 2 ? 0x4040 : 0x3F80), 0x3F80}));
+    f16.push_back(bytesOf(std::vector<uint16_t>{
+        uint16_t(r == 1 ? 0xBC00 : 0x4000), 0x4000}));
+  }
+  auto avg = run(same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_AVG,
+                       KILN_HAL_ELEMENT_TYPE_BF16, 2, 0}),
+                 bf16, 4);
+  // Average of alternating 1 and 3 is 2 (0x4000) for an even rank count.
+  if (ranks % 2 == 0)
+    EXPECT_EQ(valuesOf<uint16_t>(avg[0])[0], 0x4000);
+  EXPECT_EQ(valuesOf<uint16_t>(avg[0])[1], 0x3F80);
+  auto min = run(same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_MIN,
+                       KILN_HAL_ELEMENT_TYPE_F16, 2, 0}),
+                 f16, 4);
+  for (int32_t r = 0; r < ranks; ++r) {
+    EXPECT_EQ(valuesOf<uint16_t>(min[size_t(r)])[0], 0xBC00);
+    EXPECT_EQ(valuesOf<uint16_t>(min[size_t(r)])[1], 0x4000);
+  }
+}
+
+TEST_P(CollectiveTest, AllGatherReduceScatterAllToAllBroadcast) {
+  uint64_t n = uint64_t(ranks) * 2;  // splits evenly
+  std::vector<std::vector<uint8_t>> sends;
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<int64_t> values(n);
+    for (uint64_t i = 0; i < n; ++i) values[i] = r * 1000 + int64_t(i);
+    sends.push_back(bytesOf(values));
+  }
+  auto gathered = run(same({KILN_HAL_COLLECTIVE_ALL_GATHER, KILN_HAL_REDUCTION_NONE,
+                            KILN_HAL_ELEMENT_TYPE_I64, n, 0}),
+                      sends, n * 8 * uint64_t(ranks));
+  auto scattered = run(same({KILN_HAL_COLLECTIVE_REDUCE_SCATTER,
+                             KILN_HAL_REDUCTION_SUM, KILN_HAL_ELEMENT_TYPE_I64,
+                             n, 0}),
+                       sends, 2 * 8);
+  auto exchanged = run(same({KILN_HAL_COLLECTIVE_ALL_TO_ALL,
+                             KILN_HAL_REDUCTION_NONE, KILN_HAL_ELEMENT_TYPE_I64,
+                             n, 0}),
+                       sends, n * 8);
+  auto broadcast = run(same({KILN_HAL_COLLECTIVE_BROADCAST,
+                             KILN_HAL_REDUCTION_NONE, KILN_HAL_ELEMENT_TYPE_I64,
+                             n, 1}),
+                       sends, n * 8);
+  for (int32_t r = 0; r < ranks; ++r) {
+    std::vector<int64_t> g = valuesOf<int64_t>(gathered[size_t(r)]);
+    for (int32_t s = 0; s < ranks; ++s)
+      for (uint64_t i = 0; i < n; ++i)
+        EXPECT_EQ(g[uint64_t(s) * n + i], s * 1000 + int64_t(i));
+    std::vector<int64_t> rs = valuesOf<int64_t>(scattered[size_t(r)]);
+    for (uint64_t i = 0; i < 2; ++i) {
+      int64_t expected = 0;
+      for (int32_t s = 0; s < ranks; ++s)
+        expected += s * 1000 + int64_t(uint64_t(r) * 2 + i);
+      EXPECT_EQ(rs[i], expected);
+    }
+    std::vector<int64_t> a2a = valuesOf<int64_t>(exchanged[size_t(r)]);
+    for (int32_t s = 0; s < ranks; ++s)
+      for (uint64_t i = 0; i < 2; ++i)
+        EXPECT_EQ(a2a[uint64_t(s) * 2 + i],
+                  s * 1000 + int64_t(uint64_t(r) * 2 + i));
+    std::vector<int64_t> b = valuesOf<int64_t>(broadcast[size_t(r)]);
+    for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(b[i], 1000 + int64_t(i));
+  }
+}
+
+TEST_P(CollectiveTest, MismatchedCollectivesFailEveryRankAndGroupRecovers) {
+  std::vector<std::vector<uint8_t>> sends(size_t(ranks),
+                                          std::vector<uint8_t>(64, 1));
+  auto ops = same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_SUM,
+                   KILN_HAL_ELEMENT_TYPE_U8, 16, 0});
+  ops[1].element_count = 8;
+  std::vector<kiln_status_code_t> codes;
+  run(ops, sends, 16, false, &codes);
+  ASSERT_EQ(codes.size(), size_t(ranks));
+  for (kiln_status_code_t code : codes) EXPECT_NE(code, KILN_STATUS_OK);
+  // A well-formed collective on the same channels still works.
+  auto results = run(same({KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_SUM,
+                           KILN_HAL_ELEMENT_TYPE_U8, 16, 0}),
+                     sends, 16);
+  for (uint8_t value : results[0]) EXPECT_EQ(value, uint8_t(ranks));
+}
+
+TEST_P(CollectiveTest, ChannelRanksAreUniquePerGroup) {
+  EXPECT_EQ(kiln_hal_channel_rank(channels[1]), 1);
+  EXPECT_EQ(kiln_hal_channel_count(channels[1]), ranks);
+  std::string id = std::string("cts/") +
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  kiln_hal_channel_params_t params = {1, ranks, id.data(), id.size()};
+  kiln_hal_channel_t* duplicate = nullptr;
+  KILN_EXPECT_STATUS(KILN_STATUS_ALREADY_EXISTS,
+                     kiln_hal_channel_create(devices[1], &params, &duplicate));
+}
+
+KILN_CTS_INSTANTIATE(CollectiveTest);
+
+}  // namespace
+}  // namespace kiln::cts

@@ -1,0 +1,390 @@
+// The embedding API end to end: load a real module (host kernels built from
+// C) on the local device, call its functions and check the numbers, and
+// check the errors users get for bad inputs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "test_modules.h"
+
+namespace kiln {
+namespace {
+
+// Frees the status and returns its code; keeps the message for checks.
+struct StatusInfo {
+  kiln_status_code_t code;
+  std::string message;
+};
+StatusInfo Take(kiln_status_t status) {
+  StatusInfo info{kiln_status_code(status), kiln_status_message(status)};
+  kiln_status_free(status);
+  return info;
+}
+
+#define ASSERT_OK(expr)                                              \
+  do {                                                               \
+    StatusInfo info_ = Take(expr);                                   \
+    ASSERT_EQ(info_.code, KILN_STATUS_OK) << info_.message;          \
+  } while (0)
+
+class RuntimeApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kiln_instance_options_t options = {};
+    options.ignore_plugin_environment = true;
+    ASSERT_OK(kiln_instance_create(&options, &instance_));
+    ASSERT_OK(kiln_device_create(instance_, "local", &device_));
+    std::vector<uint8_t> bytes = testing::TestModuleBytes();
+    ASSERT_OK(kiln_module_load_memory(device_, bytes.data(), bytes.size(),
+                                      &module_));
+  }
+  void TearDown() override {
+    kiln_module_release(module_);
+    kiln_device_release(device_);
+    kiln_instance_release(instance_);
+  }
+
+  kiln_buffer_view_t* MakeF32(std::vector<int64_t> shape,
+                              std::vector<float> values) {
+    kiln_buffer_view_t* view = nullptr;
+    StatusInfo info = Take(kiln_buffer_view_create_from_host(
+        device_, KILN_ELEMENT_TYPE_F32, shape.size(), shape.data(),
+        values.data(), values.size() * sizeof(float), &view));
+    EXPECT_EQ(info.code, KILN_STATUS_OK) << info.message;
+    return view;
+  }
+
+  std::vector<float> ReadF32(kiln_buffer_view_t* view) {
+    std::vector<float> values(kiln_buffer_view_element_count(view));
+    StatusInfo info = Take(kiln_buffer_view_read(
+        view, values.data(), values.size() * sizeof(float)));
+    EXPECT_EQ(info.code, KILN_STATUS_OK) << info.message;
+    return values;
+  }
+
+  kiln_function_t* Lookup(const char* name) {
+    kiln_function_t* function = nullptr;
+    StatusInfo info = Take(kiln_module_lookup_function(module_, name, &function));
+    EXPECT_EQ(info.code, KILN_STATUS_OK) << info.message;
+    return function;
+  }
+
+  kiln_instance_t* instance_ = nullptr;
+  kiln_device_t* device_ = nullptr;
+  kiln_module_t* module_ = nullptr;
+};
+
+TEST_F(RuntimeApiTest, Reflection) {
+  EXPECT_STREQ(kiln_module_name(module_), "kiln_test");
+  EXPECT_EQ(kiln_module_function_count(module_), 4u);
+  kiln_function_t* add = Lookup("add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_STREQ(kiln_function_name(add), "add");
+  EXPECT_EQ(kiln_function_input_count(add), 2u);
+  EXPECT_EQ(kiln_function_output_count(add), 1u);
+  kiln_tensor_type_t type;
+  ASSERT_OK(kiln_function_input_type(add, 1, &type));
+  EXPECT_EQ(type.element_type, KILN_ELEMENT_TYPE_F32);
+  ASSERT_EQ(type.rank, 2u);
+  EXPECT_EQ(type.shape[0], 2);
+  EXPECT_EQ(type.shape[1], 3);
+  EXPECT_EQ(Take(kiln_function_input_type(add, 2, &type)).code,
+            KILN_STATUS_OUT_OF_RANGE);
+  char signature[128];
+  kiln_function_format_signature(add, signature, sizeof(signature));
+  EXPECT_STREQ(signature, "(2x3xf32, 2x3xf32) -> (2x3xf32)");
+  kiln_function_t* fill = nullptr;
+  ASSERT_OK(kiln_module_function_at(module_, 2, &fill));
+  EXPECT_STREQ(kiln_function_name(fill), "fill");
+  EXPECT_EQ(Take(kiln_module_function_at(module_, 9, &fill)).code,
+            KILN_STATUS_OUT_OF_RANGE);
+}
+
+TEST_F(RuntimeApiTest, ElementTypes) {
+  EXPECT_EQ(kiln_element_type_size(KILN_ELEMENT_TYPE_I1), 1u);
+  EXPECT_EQ(kiln_element_type_size(KILN_ELEMENT_TYPE_BF16), 2u);
+  EXPECT_EQ(kiln_element_type_size(KILN_ELEMENT_TYPE_U32), 4u);
+  EXPECT_EQ(kiln_element_type_size(KILN_ELEMENT_TYPE_F64), 8u);
+  EXPECT_EQ(kiln_element_type_size(KILN_ELEMENT_TYPE_INVALID), 0u);
+  EXPECT_EQ(kiln_element_type_from_name("bf16"), KILN_ELEMENT_TYPE_BF16);
+  EXPECT_EQ(kiln_element_type_from_name("f128"), KILN_ELEMENT_TYPE_INVALID);
+  EXPECT_STREQ(kiln_element_type_name(KILN_ELEMENT_TYPE_I1), "i1");
+}
+
+TEST_F(RuntimeApiTest, CallAddComputesTheSum) {
+  kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                   MakeF32({2, 3}, {0.5f, 1, 1.5f, 2, 2.5f, 3})};
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(Lookup("add"), 2, inputs, 1, &output));
+  ASSERT_NE(output, nullptr);
+  EXPECT_EQ(kiln_buffer_view_element_type(output), KILN_ELEMENT_TYPE_F32);
+  ASSERT_EQ(kiln_buffer_view_rank(output), 2u);
+  EXPECT_EQ(kiln_buffer_view_shape(output)[1], 3);
+  EXPECT_EQ(ReadF32(output),
+            (std::vector<float>{1.5f, 3, 4.5f, 6, 7.5f, 9}));
+  // Calling again replays the same recorded command buffer with new
+  // bindings.
+  kiln_buffer_view_t* again = nullptr;
+  kiln_buffer_view_t* chained[2] = {output, output};
+  ASSERT_OK(kiln_function_call(Lookup("add"), 2, chained, 1, &again));
+  EXPECT_EQ(ReadF32(again), (std::vector<float>{3, 6, 9, 12, 15, 18}));
+  kiln_buffer_view_release(again);
+  kiln_buffer_view_release(output);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+}
+
+TEST_F(RuntimeApiTest, RodataTransientAndCopy) {
+  kiln_buffer_view_t* input = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(Lookup("add_bias"), 1, &input, 1, &output));
+  EXPECT_EQ(ReadF32(output), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  kiln_buffer_view_release(output);
+  kiln_buffer_view_release(input);
+}
+
+TEST_F(RuntimeApiTest, FillWithoutInputs) {
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(Lookup("fill"), 0, nullptr, 1, &output));
+  int32_t values[4] = {};
+  ASSERT_OK(kiln_buffer_view_read(output, values, sizeof(values)));
+  for (int32_t v : values) EXPECT_EQ(v, 7);
+  // A wrongly sized destination is refused.
+  EXPECT_EQ(Take(kiln_buffer_view_read(output, values, 8)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_buffer_view_release(output);
+}
+
+TEST_F(RuntimeApiTest, AsyncCallWaitsForItsFence) {
+  kiln_fence_t* wait = nullptr;
+  kiln_fence_t* signal = nullptr;
+  ASSERT_OK(kiln_fence_create(device_, &wait));
+  ASSERT_OK(kiln_fence_create(device_, &signal));
+  kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 1, 1, 1, 1, 1}),
+                                   MakeF32({2, 3}, {2, 2, 2, 2, 2, 2})};
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call_async(Lookup("add"), 2, inputs, wait, signal, 1,
+                                     &output));
+  // Nothing can run before the wait fence is signaled.
+  bool signaled = true;
+  ASSERT_OK(kiln_fence_query(signal, &signaled));
+  EXPECT_FALSE(signaled);
+  EXPECT_EQ(Take(kiln_fence_wait(signal, 1000000)).code,
+            KILN_STATUS_DEADLINE_EXCEEDED);
+  ASSERT_OK(kiln_fence_signal(wait));
+  EXPECT_EQ(Take(kiln_fence_signal(wait)).code, KILN_STATUS_FAILED_PRECONDITION);
+  ASSERT_OK(kiln_fence_wait(signal, INT64_MAX));
+  ASSERT_OK(kiln_fence_query(signal, &signaled));
+  EXPECT_TRUE(signaled);
+  EXPECT_EQ(ReadF32(output), (std::vector<float>(6, 3.0f)));
+  kiln_buffer_view_release(output);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+  kiln_fence_release(wait);
+  kiln_fence_release(signal);
+}
+
+TEST_F(RuntimeApiTest, ChainedAsyncCallsAndReadWaits) {
+  kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                   MakeF32({2, 3}, {1, 1, 1, 1, 1, 1})};
+  kiln_fence_t* start = nullptr;
+  ASSERT_OK(kiln_fence_create(device_, &start));
+  kiln_buffer_view_t* first = nullptr;
+  ASSERT_OK(kiln_function_call_async(Lookup("add"), 2, inputs, start, nullptr,
+                                     1, &first));
+  // The second call consumes the first's pending output: it waits for it.
+  kiln_buffer_view_t* second_inputs[2] = {first, inputs[1]};
+  kiln_buffer_view_t* second = nullptr;
+  ASSERT_OK(kiln_function_call_async(Lookup("add"), 2, second_inputs, nullptr,
+                                     nullptr, 1, &second));
+  std::thread signaler([&] { kiln_status_free(kiln_fence_signal(start)); });
+  EXPECT_EQ(ReadF32(second), (std::vector<float>{3, 4, 5, 6, 7, 8}));
+  signaler.join();
+  kiln_buffer_view_release(second);
+  kiln_buffer_view_release(first);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+  kiln_fence_release(start);
+}
+
+TEST_F(RuntimeApiTest, KernelFailureReachesCallerAndFence) {
+  kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                   MakeF32({2, 3}, {1, 2, 3, 4, 5, 6})};
+  kiln_buffer_view_t* output = nullptr;
+  StatusInfo info =
+      Take(kiln_function_call(Lookup("fail"), 2, inputs, 1, &output));
+  EXPECT_NE(info.code, KILN_STATUS_OK);
+  EXPECT_NE(info.message.find("fail"), std::string::npos) << info.message;
+  EXPECT_EQ(output, nullptr);
+
+  kiln_fence_t* signal = nullptr;
+  ASSERT_OK(kiln_fence_create(device_, &signal));
+  ASSERT_OK(kiln_function_call_async(Lookup("fail"), 2, inputs, nullptr, signal,
+                                     1, &output));
+  EXPECT_NE(Take(kiln_fence_wait(signal, INT64_MAX)).code, KILN_STATUS_OK);
+  float values[6];
+  EXPECT_NE(Take(kiln_buffer_view_read(output, values, sizeof(values))).code,
+            KILN_STATUS_OK);
+  kiln_buffer_view_release(output);
+  kiln_fence_release(signal);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+}
+
+TEST_F(RuntimeApiTest, WrongInputsAreInvalidArgumentsNamingTheInput) {
+  kiln_function_t* add = Lookup("add");
+  kiln_buffer_view_t* good = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  kiln_buffer_view_t* transposed = MakeF32({3, 2}, {1, 2, 3, 4, 5, 6});
+  int32_t ints[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  kiln_buffer_view_t* wrong_type = nullptr;
+  ASSERT_OK(kiln_buffer_view_create_from_host(device_, KILN_ELEMENT_TYPE_I32,
+                                              2, shape, ints, sizeof(ints),
+                                              &wrong_type));
+  kiln_buffer_view_t* output = nullptr;
+
+  kiln_buffer_view_t* bad_shape[2] = {good, transposed};
+  StatusInfo info = Take(kiln_function_call(add, 2, bad_shape, 1, &output));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("function 'add' input 1: expected 2x3xf32, got "
+                              "3x2xf32"),
+            std::string::npos)
+      << info.message;
+
+  kiln_buffer_view_t* bad_type[2] = {wrong_type, good};
+  info = Take(kiln_function_call(add, 2, bad_type, 1, &output));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("input 0: expected 2x3xf32, got 2x3xi32"),
+            std::string::npos)
+      << info.message;
+
+  info = Take(kiln_function_call(add, 1, bad_type, 1, &output));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("expects 2 inputs, got 1"), std::string::npos)
+      << info.message;
+
+  kiln_buffer_view_t* null_input[2] = {good, nullptr};
+  EXPECT_EQ(Take(kiln_function_call(add, 2, null_input, 1, &output)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(kiln_function_call(nullptr, 0, nullptr, 0, nullptr)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(output, nullptr);
+
+  // Host data of the wrong size.
+  kiln_buffer_view_t* view = nullptr;
+  EXPECT_EQ(Take(kiln_buffer_view_create_from_host(device_,
+                                                   KILN_ELEMENT_TYPE_F32, 2,
+                                                   shape, ints, 8, &view))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  int64_t negative[1] = {-1};
+  EXPECT_EQ(Take(kiln_buffer_view_create_from_host(
+                     device_, KILN_ELEMENT_TYPE_F32, 1, negative, nullptr, 0,
+                     &view))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_buffer_view_release(good);
+  kiln_buffer_view_release(transposed);
+  kiln_buffer_view_release(wrong_type);
+}
+
+TEST_F(RuntimeApiTest, MissingFunctionListsTheExistingOnes) {
+  kiln_function_t* function = nullptr;
+  StatusInfo info =
+      Take(kiln_module_lookup_function(module_, "mul", &function));
+  EXPECT_EQ(info.code, KILN_STATUS_NOT_FOUND);
+  EXPECT_NE(info.message.find("'mul' not found"), std::string::npos);
+  EXPECT_NE(info.message.find("add, add_bias, fill, fail"), std::string::npos)
+      << info.message;
+}
+
+TEST_F(RuntimeApiTest, UnknownDeviceListsAvailableDevices) {
+  kiln_device_t* device = nullptr;
+  StatusInfo info = Take(kiln_device_create(instance_, "cuda://0", &device));
+  EXPECT_EQ(info.code, KILN_STATUS_NOT_FOUND);
+  EXPECT_NE(info.message.find("local://0"), std::string::npos) << info.message;
+  EXPECT_EQ(device, nullptr);
+  char list[256];
+  kiln_instance_list_devices(instance_, list, sizeof(list));
+  EXPECT_NE(std::string(list).find("local://0"), std::string::npos);
+}
+
+TEST_F(RuntimeApiTest, CorruptAndMissingModulesFailToLoad) {
+  kiln_module_t* module = nullptr;
+  std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  bytes.resize(bytes.size() / 2);
+  EXPECT_NE(Take(kiln_module_load_memory(device_, bytes.data(), bytes.size(),
+                                         &module))
+                .code,
+            KILN_STATUS_OK);
+  EXPECT_EQ(Take(kiln_module_load_file(device_, "/no/such/module.vmfb",
+                                       &module))
+                .code,
+            KILN_STATUS_NOT_FOUND);
+  EXPECT_EQ(module, nullptr);
+}
+
+TEST_F(RuntimeApiTest, ModuleWithoutRunnableVariantIsIncompatible) {
+  auto tree = testing::BuildTestModule();
+  tree->executables[0]->variants.pop_back();  // only rocm:gfx942 remains
+  std::vector<uint8_t> bytes = testing::Serialize(*tree);
+  kiln_module_t* module = nullptr;
+  StatusInfo info = Take(
+      kiln_module_load_memory(device_, bytes.data(), bytes.size(), &module));
+  EXPECT_EQ(info.code, KILN_STATUS_INCOMPATIBLE);
+  EXPECT_NE(info.message.find("rocm:gfx942 (hsaco)"), std::string::npos)
+      << info.message;
+}
+
+TEST_F(RuntimeApiTest, ConcurrentCallsFromManyThreads) {
+  kiln_function_t* add = Lookup("add");
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        float base = static_cast<float>(t * 100 + i);
+        kiln_buffer_view_t* inputs[2] = {
+            MakeF32({2, 3}, std::vector<float>(6, base)),
+            MakeF32({2, 3}, std::vector<float>(6, 1.0f))};
+        kiln_buffer_view_t* output = nullptr;
+        kiln_status_t status = kiln_function_call(add, 2, inputs, 1, &output);
+        if (!kiln_status_is_ok(status) ||
+            ReadF32(output) != std::vector<float>(6, base + 1)) {
+          ++failures;
+        }
+        kiln_status_free(status);
+        kiln_buffer_view_release(output);
+        kiln_buffer_view_release(inputs[0]);
+        kiln_buffer_view_release(inputs[1]);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(RuntimeApiTest, ReleaseOrderDoesNotMatter) {
+  kiln_buffer_view_t* input = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(Lookup("add_bias"), 1, &input, 1, &output));
+  // Drop the module, device and instance first; the view keeps what it needs.
+  kiln_module_release(module_);
+  kiln_device_release(device_);
+  kiln_instance_release(instance_);
+  module_ = nullptr;
+  device_ = nullptr;
+  instance_ = nullptr;
+  float values[6];
+  ASSERT_OK(kiln_buffer_view_read(output, values, sizeof(values)));
+  EXPECT_EQ(values[5], 66.0f);
+  kiln_buffer_view_release(output);
+  kiln_buffer_view_release(input);
+}
+
+}  // namespace
+}  // namespace kiln

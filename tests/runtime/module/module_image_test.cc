@@ -1,0 +1,280 @@
+// ModuleImage / VerifyModule: what the loader accepts and how it refuses
+// corrupt, truncated, foreign and malformed modules.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "module/module_image.h"
+#include "module_constants.h"
+#include "test_modules.h"
+
+namespace kiln {
+namespace {
+
+using module::ModuleImage;
+using namespace kiln::schema;  // NOLINT
+
+struct LoadResult {
+  kiln_status_code_t code;
+  std::string message;
+};
+
+LoadResult Load(const std::vector<uint8_t>& bytes,
+                std::shared_ptr<const ModuleImage>* image = nullptr) {
+  std::shared_ptr<const ModuleImage> local;
+  kiln_status_t status = ModuleImage::CreateFromMemory(
+      bytes.data(), bytes.size(), "test.vmfb", image ? image : &local);
+  LoadResult result{kiln_status_code(status), kiln_status_message(status)};
+  kiln_status_free(status);
+  return result;
+}
+
+LoadResult LoadModified(void (*modify)(ModuleT*)) {
+  auto module = testing::BuildTestModule();
+  modify(module.get());
+  return Load(testing::Serialize(*module));
+}
+
+TEST(ModuleImageTest, TestKernelWasBuilt) {
+  std::vector<uint8_t> kernel = testing::TestKernelBinary();
+  ASSERT_GT(kernel.size(), 4u) << KILN_TEST_KERNEL_PATH;
+  EXPECT_EQ(0, std::memcmp(kernel.data(), "\x7f" "ELF", 4));
+}
+
+TEST(ModuleImageTest, LoadsValidModuleAndComputesLayouts) {
+  std::shared_ptr<const ModuleImage> image;
+  LoadResult result = Load(testing::TestModuleBytes(), &image);
+  ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
+  EXPECT_EQ(image->module().name()->str(), "kiln_test");
+  ASSERT_EQ(image->functions().size(), 4u);
+  const module::FunctionLayout& add = image->functions()[0];
+  EXPECT_EQ(add.name, "add");
+  ASSERT_EQ(add.inputs.size(), 2u);
+  EXPECT_EQ(add.inputs[0].element_type, ElementType::F32);
+  EXPECT_EQ(add.inputs[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(add.inputs[0].element_count, 6u);
+  EXPECT_EQ(add.inputs[0].byte_size, 24u);
+  EXPECT_EQ(image->FindFunction("fill"), 2);
+  EXPECT_EQ(image->FindFunction("nope"), -1);
+  EXPECT_EQ(image->FindFunction(nullptr), -1);
+}
+
+TEST(ModuleImageTest, LoadsFromFile) {
+  std::string path = ::testing::TempDir() + "/module_image_test.vmfb";
+  ASSERT_TRUE(testing::WriteFileBytes(path, testing::TestModuleBytes()));
+  std::shared_ptr<const ModuleImage> image;
+  kiln_status_t status = ModuleImage::CreateFromFile(path.c_str(), &image);
+  ASSERT_TRUE(kiln_status_is_ok(status)) << kiln_status_message(status);
+  EXPECT_EQ(image->source(), path);
+}
+
+TEST(ModuleImageTest, MissingFileIsNotFound) {
+  std::shared_ptr<const ModuleImage> image;
+  kiln_status_t status =
+      ModuleImage::CreateFromFile("/nonexistent/dir/m.vmfb", &image);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_NOT_FOUND);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("/nonexistent"),
+            std::string::npos);
+  kiln_status_free(status);
+  EXPECT_EQ(image, nullptr);
+}
+
+TEST(ModuleImageTest, EmptyAndTinyBuffersAreTruncated) {
+  EXPECT_EQ(Load({}).code, KILN_STATUS_DATA_LOSS);
+  EXPECT_EQ(Load({1, 2, 3}).code, KILN_STATUS_DATA_LOSS);
+}
+
+TEST(ModuleImageTest, ForeignFileIsRejectedByIdentifier) {
+  std::vector<uint8_t> elf = testing::TestKernelBinary();
+  LoadResult result = Load(elf);
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("not a Kiln module"), std::string::npos)
+      << result.message;
+  std::string text = "this is a text file, not a module at all";
+  result = Load(std::vector<uint8_t>(text.begin(), text.end()));
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(ModuleImageTest, EveryTruncationFailsCleanly) {
+  std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  // Every length below the full size: the loader must refuse, never crash
+  // (ASan/UBSan builds check the "never crash" part).
+  size_t step = bytes.size() > 4096 ? 7 : 1;
+  for (size_t length = 0; length < bytes.size(); length += step) {
+    std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + length);
+    LoadResult result = Load(truncated);
+    EXPECT_NE(result.code, KILN_STATUS_OK) << "length " << length;
+  }
+}
+
+TEST(ModuleImageTest, ByteFlipsNeverCrash) {
+  std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  std::mt19937 random(1234);
+  int rejected = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> corrupt = bytes;
+    int flips = 1 + trial % 4;
+    for (int f = 0; f < flips; ++f) {
+      // Bias towards the FlatBuffer tables (the first KiB holds the root,
+      // vtables and most offsets; the kernel binary is mostly opaque data).
+      size_t limit = trial % 2 ? corrupt.size() : std::min<size_t>(1024, corrupt.size());
+      corrupt[random() % limit] ^= static_cast<uint8_t>(1u << (random() % 8));
+    }
+    LoadResult result = Load(corrupt);
+    if (result.code != KILN_STATUS_OK) {
+      ++rejected;
+      EXPECT_FALSE(result.message.empty());
+    }
+  }
+  // Many flips land in data (binaries, names) and are harmless; some must
+  // hit the structure.
+  EXPECT_GT(rejected, 0);
+}
+
+TEST(ModuleImageTest, VersionMismatchIsIncompatible) {
+  LoadResult result = LoadModified([](ModuleT* m) { m->version = 99; });
+  EXPECT_EQ(result.code, KILN_STATUS_INCOMPATIBLE);
+  EXPECT_NE(result.message.find("version 99"), std::string::npos)
+      << result.message;
+}
+
+TEST(ModuleImageTest, OutOfRangeInputIndexIsRejected) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    auto& dispatch = *m->functions[0]->commands[0]->command.AsDispatchCommand();
+    dispatch.bindings[1] = BufferRef(BufferSpace::Input, 5, 0, 24);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("function 'add' command 0 (dispatch): "
+                                "binding 1 refers to input 5"),
+            std::string::npos)
+      << result.message;
+}
+
+TEST(ModuleImageTest, BufferRefBeyondItsSpaceIsRejected) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    auto& dispatch = *m->functions[0]->commands[0]->command.AsDispatchCommand();
+    dispatch.bindings[2] = BufferRef(BufferSpace::Output, 0, 8, 24);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("outside"), std::string::npos) << result.message;
+
+  result = LoadModified([](ModuleT* m) {
+    auto& copy = *m->functions[1]->commands[0]->command.AsCopyCommand();
+    copy.target = std::make_unique<BufferRef>(BufferSpace::Transient, 0, 48, 24);
+    copy.source = std::make_unique<BufferRef>(BufferSpace::Input, 0, 0, 24);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << result.message;
+
+  result = LoadModified([](ModuleT* m) {
+    auto& dispatch = *m->functions[1]->commands[2]->command.AsDispatchCommand();
+    dispatch.bindings[1] = BufferRef(BufferSpace::Rodata, 0, 0, 25);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << result.message;
+
+  // Offset + length overflowing 64 bits.
+  result = LoadModified([](ModuleT* m) {
+    auto& dispatch = *m->functions[0]->commands[0]->command.AsDispatchCommand();
+    dispatch.bindings[0] = BufferRef(BufferSpace::Input, 0, ~uint64_t{0}, 2);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << result.message;
+}
+
+TEST(ModuleImageTest, BadIndicesAreRejected) {
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->functions[0]->commands[0]->command.AsDispatchCommand()
+                  ->executable = 3;
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->functions[0]->commands[0]->command.AsDispatchCommand()
+                  ->export_ = 2;
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              auto& d = *m->functions[1]->commands[2]->command.AsDispatchCommand();
+              d.bindings[1] = BufferRef(BufferSpace::Rodata, 1, 0, 4);
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Binding count disagreeing with the export.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->functions[0]->commands[0]->command.AsDispatchCommand()
+                  ->bindings.pop_back();
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Collective on a channel that does not exist.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              CollectiveCommandT collective;
+              collective.element_type = ElementType::F32;
+              collective.send = std::make_unique<BufferRef>(BufferSpace::Input, 0, 0, 24);
+              collective.recv = std::make_unique<BufferRef>(BufferSpace::Output, 0, 0, 24);
+              collective.channel = 0;
+              auto entry = std::make_unique<CommandEntryT>();
+              entry->command.Set(std::move(collective));
+              m->functions[0]->commands.push_back(std::move(entry));
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(ModuleImageTest, BadTypesAndShapesAreRejected) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    m->functions[0]->inputs[0]->element_type = ElementType::Invalid;
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("invalid element type"), std::string::npos);
+  result = LoadModified([](ModuleT* m) {
+    m->functions[0]->inputs[0]->element_type = static_cast<ElementType>(200);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  result = LoadModified(
+      [](ModuleT* m) { m->functions[0]->inputs[0]->shape = {2, -3}; });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("negative"), std::string::npos);
+  // Product overflowing 64 bits.
+  result = LoadModified([](ModuleT* m) {
+    m->functions[0]->inputs[0]->shape = {int64_t{1} << 40, int64_t{1} << 40};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+}
+
+TEST(ModuleImageTest, WorkgroupCountNeedsThreeEntries) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    m->executables[0]->variants[1]->exports[0]->workgroup_count = {4, 1};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("workgroup count"), std::string::npos)
+      << result.message;
+}
+
+TEST(ModuleImageTest, StructuralProblemsAreRejected) {
+  // No variants.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->executables[0]->variants.clear();
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Duplicate function names.
+  EXPECT_EQ(LoadModified([](ModuleT* m) { m->functions[1]->name = "add"; })
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Fill pattern of 3 bytes.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->functions[2]->commands[0]->command.AsFillCommand()->pattern =
+                  {1, 2, 3};
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Writing into an input.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              auto& copy = *m->functions[1]->commands[0]->command.AsCopyCommand();
+              copy.target = std::make_unique<BufferRef>(BufferSpace::Input, 0, 0, 24);
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // Transient alignment not a power of two.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              m->functions[1]->transient_alignment = 48;
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace kiln

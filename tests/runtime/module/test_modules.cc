@@ -1,0 +1,173 @@
+#include "test_modules.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "module_constants.h"
+
+namespace kiln {
+namespace testing {
+
+using namespace kiln::schema;  // NOLINT
+
+std::vector<uint8_t> ReadFileBytes(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return bytes;
+  uint8_t chunk[4096];
+  size_t read = 0;
+  while ((read = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + read);
+  }
+  std::fclose(file);
+  return bytes;
+}
+
+bool WriteFileBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  FILE* file = std::fopen(path.c_str(), "wb");
+  if (!file) return false;
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  return (std::fclose(file) == 0) && ok;
+}
+
+std::vector<uint8_t> TestKernelBinary() {
+  return ReadFileBytes(KILN_TEST_KERNEL_PATH);
+}
+
+namespace {
+
+std::unique_ptr<TensorTypeT> Tensor(ElementType type,
+                                    std::vector<int64_t> shape) {
+  auto tensor = std::make_unique<TensorTypeT>();
+  tensor->element_type = type;
+  tensor->shape = std::move(shape);
+  return tensor;
+}
+
+std::unique_ptr<ExecutableExportT> Export(const char* name,
+                                          uint32_t workgroups) {
+  auto exp = std::make_unique<ExecutableExportT>();
+  exp->name = name;
+  exp->workgroup_count = {workgroups, 1, 1};
+  exp->workgroup_size = {1, 1, 1};
+  exp->binding_count = 3;
+  return exp;
+}
+
+std::unique_ptr<CommandEntryT> Dispatch(uint32_t export_ordinal,
+                                        std::vector<BufferRef> bindings) {
+  DispatchCommandT dispatch;
+  dispatch.executable = 0;
+  dispatch.export_ = export_ordinal;
+  dispatch.bindings = std::move(bindings);
+  auto entry = std::make_unique<CommandEntryT>();
+  entry->command.Set(std::move(dispatch));
+  return entry;
+}
+
+constexpr uint64_t kTensorBytes = 6 * sizeof(float);
+
+}  // namespace
+
+std::unique_ptr<ModuleT> BuildTestModule() {
+  auto module = std::make_unique<ModuleT>();
+  module->version = KILN_MODULE_VERSION;
+  module->name = "kiln_test";
+  module->source_digest = std::string(64, 'a');
+  module->compile_flags = "--target=host";
+
+  auto executable = std::make_unique<ExecutableT>();
+  executable->name = "test_kernels";
+  for (int v = 0; v < 2; ++v) {
+    auto variant = std::make_unique<ExecutableVariantT>();
+    if (v == 0) {
+      variant->target = "rocm:gfx942";
+      variant->format = "hsaco";
+      variant->binary = {0x7f, 'E', 'L', 'F'};
+    } else {
+      variant->target = "host:x86_64";
+      variant->format = KILN_HOST_FORMAT;
+      variant->binary = TestKernelBinary();
+    }
+    variant->exports.push_back(Export("add_f32", 4));
+    variant->exports.push_back(Export("fail_always", 2));
+    executable->variants.push_back(std::move(variant));
+  }
+  module->executables.push_back(std::move(executable));
+
+  auto bias = std::make_unique<RodataT>();
+  bias->name = "bias";
+  bias->alignment = 64;
+  const float bias_values[6] = {10, 20, 30, 40, 50, 60};
+  bias->data.resize(sizeof(bias_values));
+  std::memcpy(bias->data.data(), bias_values, sizeof(bias_values));
+  module->rodata.push_back(std::move(bias));
+
+  const BufferRef in0(BufferSpace::Input, 0, 0, kTensorBytes);
+  const BufferRef in1(BufferSpace::Input, 1, 0, kTensorBytes);
+  const BufferRef out0(BufferSpace::Output, 0, 0, kTensorBytes);
+
+  {
+    auto function = std::make_unique<FunctionT>();
+    function->name = "add";
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->outputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->commands.push_back(Dispatch(0, {in0, in1, out0}));
+    module->functions.push_back(std::move(function));
+  }
+  {
+    auto function = std::make_unique<FunctionT>();
+    function->name = "add_bias";
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->outputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->transient_size = 64;
+    const BufferRef scratch(BufferSpace::Transient, 0, 32, kTensorBytes);
+    CopyCommandT copy;
+    copy.source = std::make_unique<BufferRef>(in0);
+    copy.target = std::make_unique<BufferRef>(scratch);
+    auto copy_entry = std::make_unique<CommandEntryT>();
+    copy_entry->command.Set(std::move(copy));
+    function->commands.push_back(std::move(copy_entry));
+    auto barrier_entry = std::make_unique<CommandEntryT>();
+    barrier_entry->command.Set(BarrierCommandT());
+    function->commands.push_back(std::move(barrier_entry));
+    const BufferRef rodata(BufferSpace::Rodata, 0, 0, kTensorBytes);
+    function->commands.push_back(Dispatch(0, {scratch, rodata, out0}));
+    module->functions.push_back(std::move(function));
+  }
+  {
+    auto function = std::make_unique<FunctionT>();
+    function->name = "fill";
+    function->outputs.push_back(Tensor(ElementType::I32, {4}));
+    FillCommandT fill;
+    fill.target = std::make_unique<BufferRef>(BufferSpace::Output, 0, 0, 16);
+    fill.pattern = {7, 0, 0, 0};
+    auto entry = std::make_unique<CommandEntryT>();
+    entry->command.Set(std::move(fill));
+    function->commands.push_back(std::move(entry));
+    module->functions.push_back(std::move(function));
+  }
+  {
+    auto function = std::make_unique<FunctionT>();
+    function->name = "fail";
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->outputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->commands.push_back(Dispatch(1, {in0, in1, out0}));
+    module->functions.push_back(std::move(function));
+  }
+  return module;
+}
+
+std::vector<uint8_t> Serialize(const ModuleT& module) {
+  flatbuffers::FlatBufferBuilder builder;
+  builder.Finish(Module::Pack(builder, &module), ModuleIdentifier());
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
+}
+
+std::vector<uint8_t> TestModuleBytes() { return Serialize(*BuildTestModule()); }
+
+}  // namespace testing
+}  // namespace kiln

@@ -1,0 +1,101 @@
+# CLI tests of kiln-run and kiln-dump: each case runs a tool and checks its
+# exit code and output. Run by ctest as
+#   cmake -DKILN_RUN=... -DKILN_DUMP=... -DMODULE=... -DWORK_DIR=... -P cli_test.cmake
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(failures 0)
+
+# expect(NAME EXIT_CODE REGEX COMMAND...): REGEX must match stdout+stderr.
+function(expect name code regex)
+  execute_process(COMMAND ${ARGN}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(all "${out}${err}")
+  if(NOT rc STREQUAL "${code}")
+    message(SEND_ERROR "[${name}] exit code ${rc}, expected ${code}\n${all}")
+    return()
+  endif()
+  if(NOT all MATCHES "${regex}")
+    message(SEND_ERROR "[${name}] output does not match '${regex}':\n${all}")
+    return()
+  endif()
+  message(STATUS "[${name}] ok")
+endfunction()
+
+set(RUN ${KILN_RUN} ${MODULE})
+
+expect(help 0 "usage: kiln-run.*--expected-output" ${KILN_RUN} --help)
+expect(list_functions 0 "add\\(2x3xf32, 2x3xf32\\) -> \\(2x3xf32\\).*fill\\(\\) -> \\(4xi32\\)"
+  ${RUN} --list-functions)
+expect(add 0 "result\\[0\\]: 2x3xf32=\\[2 4 6\\]\\[8 10 12\\]"
+  ${RUN} --function=add --device=local --input=2x3xf32=1,2,3,4,5,6
+  --input=2x3xf32=1,2,3,4,5,6)
+expect(splat_and_brackets 0 "result\\[0\\]: 2x3xf32=\\[2.5 3.5 4.5\\]\\[5.5 6.5 7.5\\]"
+  ${RUN} --function=add "--input=2x3xf32=[1 2 3][4 5 6]" --input=2x3xf32=1.5)
+expect(rodata_transient 0 "result\\[0\\]: 2x3xf32=\\[11 22 33\\]\\[44 55 66\\]"
+  ${RUN} --function=add_bias --input=2x3xf32=1,2,3,4,5,6)
+expect(device_ordinal 0 "result\\[0\\]: 4xi32=7 7 7 7"
+  ${RUN} --function=fill --device=local://1)
+
+# npy in and out: save the result, feed it back as an input.
+expect(output_npy 0 "^$"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2 --output=@${WORK_DIR}/y.npy)
+expect(input_npy 0 "result\\[0\\]: 2x3xf32=\\[4 4 4\\]\\[4 4 4\\]"
+  ${RUN} --function=add --input=@${WORK_DIR}/y.npy --input=2x3xf32=1)
+
+# --expected-output with default and explicit tolerances.
+expect(expected_match 0 "result\\[0\\]: matched.*all 1 outputs of 'add' matched"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2
+  --expected-output=2x3xf32=3,3,3,3,3,3.00001)
+expect(expected_mismatch 1 "MISMATCH: 2 of 6 elements differ.*at \\[0, 1\\]: expected 4, got 3.*at \\[1, 2\\]: expected 3.1, got 3"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2
+  --expected-output=2x3xf32=3,4,3,3,3,3.1)
+expect(expected_atol 0 "all 1 outputs of 'add' matched"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2
+  --expected-output=2x3xf32=3,3,3,3,3,3.1 --atol=0.2)
+expect(expected_rtol 1 "MISMATCH"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2
+  --expected-output=2x3xf32=3,3,3,3,3,3.1 --rtol=0.001 --atol=0)
+expect(expected_int_exact 1 "at \\[2\\]: expected 8, got 7"
+  ${RUN} --function=fill --expected-output=4xi32=7,7,8,7)
+expect(expected_type 1 "MISMATCH: expected 4xi64, got 4xi32"
+  ${RUN} --function=fill --expected-output=4xi64=7)
+
+# Errors: "error:" and a non-zero exit.
+expect(missing_module 1 "error: cannot open module file '/no/such.vmfb'"
+  ${KILN_RUN} /no/such.vmfb --function=add)
+# A truncated copy of the module.
+execute_process(COMMAND head -c 200 ${MODULE} OUTPUT_FILE ${WORK_DIR}/truncated.vmfb)
+expect(corrupt_module 1 "error: module '.*truncated.vmfb' is corrupt or truncated"
+  ${KILN_RUN} ${WORK_DIR}/truncated.vmfb --function=add)
+file(WRITE ${WORK_DIR}/foreign.vmfb "definitely not a flatbuffer module")
+expect(foreign_module 1 "error: .*is not a Kiln module"
+  ${KILN_RUN} ${WORK_DIR}/foreign.vmfb --function=add)
+expect(unknown_function 1 "error: function 'mul' not found.*add, add_bias, fill, fail"
+  ${RUN} --function=mul)
+expect(unknown_device 1 "error: .*'cuda'.*available devices: local://0"
+  ${RUN} --function=add --device=cuda)
+expect(wrong_input_count 1 "error: function 'add' expects 2 inputs \\(2x3xf32, 2x3xf32\\).*got 1"
+  ${RUN} --function=add --input=2x3xf32=1)
+expect(wrong_input_shape 1 "error: function 'add' input 1: expected 2x3xf32, got 3x2xf32"
+  ${RUN} --function=add --input=2x3xf32=1 --input=3x2xf32=1)
+expect(wrong_input_type 1 "error: function 'add' input 0: expected 2x3xf32, got 2x3xi32"
+  ${RUN} --function=add --input=2x3xi32=1 --input=2x3xf32=1)
+expect(bad_value 1 "error: --input 1: invalid f32 value 'abc'"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=abc)
+expect(bad_type 1 "error: --input 0: invalid tensor type '2x3xq7'"
+  ${RUN} --function=add --input=2x3xq7=1 --input=2x3xf32=1)
+expect(kernel_failure 1 "error: .*fail_always.*42"
+  ${RUN} --function=fail --input=2x3xf32=1 --input=2x3xf32=1)
+expect(expected_count 1 "error: function 'add' has 1 outputs but 2 --expected-output"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=1
+  --expected-output=2x3xf32=2 --expected-output=2x3xf32=2)
+expect(unknown_flag 1 "error: unknown option '--bogus'" ${RUN} --bogus)
+
+# kiln-dump
+expect(dump 0 "module: kiln_test.*version: 1.*add\\(2x3xf32, 2x3xf32\\) -> \\(2x3xf32\\).*transient: 64 bytes.*variant rocm:gfx942: format hsaco, binary 4 bytes.*variant host:x86_64: format elf-so-v1.*export 0: add_f32 workgroup count 4x1x1.*rodata \\(1\\).*bias 24 bytes"
+  ${KILN_DUMP} ${MODULE})
+expect(dump_commands 0 "copy input0\\[0, \\+24\\) -> transient\\[32, \\+24\\).*barrier.*bindings: transient\\[32, \\+24\\) rodata0\\[0, \\+24\\) output0\\[0, \\+24\\).*fill output0\\[0, \\+16\\) pattern 0x00000007"
+  ${KILN_DUMP} ${MODULE} --commands)
+expect(dump_corrupt 1 "error: module .* is corrupt or truncated"
+  ${KILN_DUMP} ${WORK_DIR}/truncated.vmfb)
+expect(dump_missing 1 "error: cannot open module file" ${KILN_DUMP} /no/such.vmfb)
