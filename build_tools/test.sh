@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${KILN_BUILD_DIR:-$root/build}
 asan_dir=${KILN_ASAN_BUILD_DIR:-$root/build-asan}
 jobs=${KILN_JOBS:-$(nproc)}
-lit=/usr/lib/llvm-22/bin/llvm-lit
+lit=/usr/lib/llvm-22/bin/lit
 
 step() { printf '\n=== %s ===\n' "$*"; }
 

@@ -2,8 +2,9 @@
 // kiln-run --expected-output does.
 //
 // Elements match when |actual - expected| <= atol + rtol * |expected|
-// (NaN matches NaN, infinities must be equal). With atol = rtol = 0 integers
-// are compared exactly (no rounding through double). Pure; thread-safe.
+// for floating-point types (NaN matches NaN, infinities must be equal).
+// Integers and i1 are always compared exactly, whatever the tolerance (no
+// rounding through double). Pure; thread-safe.
 #ifndef KILN_RUNTIME_SRC_TOOLING_COMPARE_H_
 #define KILN_RUNTIME_SRC_TOOLING_COMPARE_H_
 

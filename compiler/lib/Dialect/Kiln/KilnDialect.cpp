@@ -11,6 +11,8 @@ using namespace mlir::kiln;
 
 #include "kiln/Dialect/Kiln/KilnOpsDialect.cpp.inc"
 
+#include "kiln/Dialect/Kiln/KilnEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Kiln/KilnAttrs.cpp.inc"
 

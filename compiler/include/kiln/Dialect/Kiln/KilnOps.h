@@ -9,7 +9,10 @@
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kiln/Dialect/Kiln/KilnEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Kiln/KilnAttrs.h.inc"

@@ -8,6 +8,8 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Executables and dispatches (produced by dispatch creation)
@@ -62,6 +64,47 @@ def Kiln_DispatchOp : Kiln_Op<"dispatch", [
   let assemblyFormat = [{
     $entry_point `(` $arguments `)` attr-dict `:` functional-type($arguments, $results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch regions (formed by dispatch creation, outlined into executables)
+//===----------------------------------------------------------------------===//
+
+def Kiln_DispatchRegionOp : Kiln_Op<"dispatch_region", [SingleBlock]> {
+  let summary = "Ops grouped to run as one kernel, before outlining";
+  let description = [{
+    Holds the ops of one future dispatch in the host function: a root op
+    (matmul, reduction, pad, ...) with the elementwise producers and consumers
+    fused into it. Values defined above are captured implicitly; outlining
+    turns captured tensors into kernel arguments and clones cheap producers
+    (splat constants, `tensor.empty`, scalars) into the kernel. The region
+    yields the values that the host function still uses.
+
+    ```mlir
+    %r = kiln.dispatch_region -> (tensor<4x8xf32>) {
+      %mm = linalg.matmul ins(%a, %b : ...) outs(%fill : ...) -> tensor<4x8xf32>
+      %relu = linalg.generic ... ins(%mm : ...) -> tensor<4x8xf32>
+      kiln.yield %relu : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`->` `(` type($results)^ `)`)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBlock() { return getBody().front(); }
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"DispatchRegionOp">]> {
+  let summary = "Yields the results of a kiln.dispatch_region";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
 include "kiln/Dialect/Kiln/KilnCommandOps.td"

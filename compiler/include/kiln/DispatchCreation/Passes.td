@@ -1,0 +1,67 @@
+//===- Passes.td - Kiln dispatch creation passes -----------*- tablegen -*-===//
+#ifndef KILN_DISPATCHCREATION_PASSES
+#define KILN_DISPATCHCREATION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def FuseElementwiseOpsPass
+    : Pass<"kiln-fuse-elementwise-ops", "::mlir::func::FuncOp"> {
+  let summary = "Fuses chains of elementwise linalg ops into single generics";
+  let description = [{
+    Generalizes elementwise named linalg ops (e.g. `linalg.add`,
+    `linalg.transpose`, `linalg.broadcast`; not `linalg.fill`, which dispatch
+    creation clones instead) to `linalg.generic` and applies upstream linalg
+    elementwise producer/consumer fusion. A producer is fused only into its
+    single user, so no work is duplicated. Splat constants used as inputs are
+    folded into the generic's body.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def FormDispatchRegionsPass
+    : Pass<"kiln-form-dispatch-regions", "::mlir::func::FuncOp"> {
+  let summary = "Groups root ops with their elementwise producers/consumers";
+  let description = [{
+    Wraps each group of ops that will run as one kernel into a
+    `kiln.dispatch_region`. Roots are ops that compute tensor data: linalg
+    ops (matmul, conv, reductions, generics, ...) and tensor ops such as pad,
+    concat, extract_slice, insert_slice and gather. Non-elementwise roots are
+    grouped first, in program order, each with:
+
+    - elementwise producers whose results are used only inside the group,
+    - elementwise consumers that read a group result through a permutation
+      map (e.g. the bias add and relu after a matmul), as long as no other
+      user of the group needs a result before the consumer.
+
+    Remaining elementwise ops then form their own groups the same way. Cheap
+    producers (`tensor.empty`, splat constants, fills of those) are not
+    grouped: outlining clones them into every kernel that uses them. Shape
+    changes of contiguous data (`tensor.collapse_shape`, `expand_shape`,
+    `reshape`, `bitcast`, `cast`) stay on the host as aliases, and dense
+    constants stay on the host to become read-only data.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
+def OutlineDispatchRegionsPass
+    : Pass<"kiln-outline-dispatch-regions", "::mlir::ModuleOp"> {
+  let summary = "Outlines each kiln.dispatch_region into a kiln.executable";
+  let description = [{
+    Moves the body of every `kiln.dispatch_region` of function `@f` into the
+    kernel `@f_dispatch_<n>` of a new `kiln.executable @f_dispatch_<n>` (n
+    counts the function's regions in order) and replaces the region with a
+    `kiln.dispatch`. Tensors captured from the host become kernel arguments
+    in order of first use, except cheap producers, which are cloned into the
+    kernel: `tensor.empty`, `linalg.fill` of those, and splat constants
+    (materialized as a fill, so kernels never hold constant globals). Scalars
+    captured by the body are recomputed in the kernel from their side-effect
+    free defining ops.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // KILN_DISPATCHCREATION_PASSES

@@ -1,0 +1,33 @@
+//===- Pipelines.h - Kiln compilation pipelines -----------------*- C++ -*-===//
+//
+// The phases of kiln-compile as pass pipelines, one place each, so that
+// kiln-compile and kiln-opt run exactly the same recipe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PIPELINES_PIPELINES_H_
+#define KILN_PIPELINES_PIPELINES_H_
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::kiln {
+
+// User program (linalg/tensor/arith/math/tosa) -> checked linalg/tensor
+// program with static shapes.
+void buildKilnInputPipeline(OpPassManager &pm);
+
+// Linalg program -> host functions of kiln.dispatch over kiln.executable
+// kernels.
+void buildKilnDispatchCreationPipeline(OpPassManager &pm);
+
+// Host functions -> kiln.program command programs and kiln.rodata, ready for
+// serialization (runs after codegen, which only reads the executables).
+void buildKilnHostLoweringPipeline(OpPassManager &pm);
+
+// Registers every Kiln pass and the pipelines above as
+// kiln-input-pipeline, kiln-dispatch-creation-pipeline and
+// kiln-host-lowering-pipeline.
+void registerKilnPassesAndPipelines();
+
+} // namespace mlir::kiln
+
+#endif // KILN_PIPELINES_PIPELINES_H_

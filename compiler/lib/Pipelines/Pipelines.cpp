@@ -1,0 +1,67 @@
+//===- Pipelines.cpp - Kiln compilation pipelines -------------------------===//
+#include "kiln/Pipelines/Pipelines.h"
+
+#include "kiln/DispatchCreation/Passes.h"
+#include "kiln/HostLowering/Passes.h"
+#include "kiln/InputConversion/Passes.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm) {
+  // Check first, so errors point at what the user wrote.
+  pm.addPass(createVerifyInputLegalityPass());
+  // tosa -> linalg (named and generic), then what tosa leaves to tensor and
+  // arith. Validation is off: legality above is Kiln's own contract.
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),
+                              TosaToLinalgNamedOptions(),
+                              /*validationOptions=*/std::nullopt);
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  // arith/math on whole tensors become linalg.generic.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Without func.call, private functions are unreachable.
+  pm.addPass(createSymbolDCEPass());
+}
+
+void mlir::kiln::buildKilnDispatchCreationPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createFuseElementwiseOpsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
+  pm.addPass(createOutlineDispatchRegionsPass());
+  // Host-side producers cloned into kernels are now dead.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::kiln::buildKilnHostLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createMoveConstantsToRodataPass());
+  pm.addPass(createBuildCommandProgramsPass());
+}
+
+void mlir::kiln::registerKilnPassesAndPipelines() {
+  registerKilnInputConversionPasses();
+  registerKilnDispatchCreationPasses();
+  registerKilnHostLoweringPasses();
+  PassPipelineRegistration<>(
+      "kiln-input-pipeline",
+      "Checks and converts a user program to static-shape linalg/tensor",
+      buildKilnInputPipeline);
+  PassPipelineRegistration<>(
+      "kiln-dispatch-creation-pipeline",
+      "Fuses and outlines a linalg program into executables and dispatches",
+      buildKilnDispatchCreationPipeline);
+  PassPipelineRegistration<>(
+      "kiln-host-lowering-pipeline",
+      "Plans memory and lowers host functions to command programs",
+      buildKilnHostLoweringPipeline);
+}

@@ -1,0 +1,149 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-form-dispatch-regions))' | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// The matmul is the root; the bias add + relu consumer joins it. The fill of
+// an empty tensor is a cheap producer: it stays outside, for outlining to
+// clone.
+// CHECK-LABEL: func.func @matmul_bias_relu
+// CHECK:       %[[FILL:.+]] = linalg.fill
+// CHECK:       %[[R:.+]] = kiln.dispatch_region -> (tensor<4x16xf32>) {
+// CHECK-NEXT:    %[[MM:.+]] = linalg.matmul {{.*}} outs(%[[FILL]]
+// CHECK-NEXT:    %[[G:.+]] = linalg.generic {{.*}} ins(%[[MM]], %{{.+}} :
+// CHECK:         kiln.yield %[[G]] : tensor<4x16xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  return %[[R]]
+func.func @matmul_bias_relu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %b : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    %m = arith.maximumf %s, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// An elementwise producer used only by the root (a transpose feeding the
+// matmul) joins the root's group.
+// CHECK-LABEL: func.func @producer_fusion
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    linalg.generic
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      linalg.yield
+// CHECK-NEXT:    } -> tensor<8x4xf32>
+// CHECK-NEXT:    linalg.matmul
+// CHECK-NEXT:    kiln.yield
+// CHECK-NOT:   kiln.dispatch_region
+func.func @producer_fusion(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %mm = linalg.matmul ins(%t, %x : tensor<8x4xf32>, tensor<4x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %mm : tensor<8x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A consumer joins the latest group it may: the elementwise op reads both
+// matmuls, and the second matmul reads %mm before the elementwise op, so
+// %mm's region cannot take it (it would have to yield %mm after the second
+// matmul). It joins the second matmul's region, where %mm is an operand.
+// CHECK-LABEL: func.func @consumer_joins_latest
+// CHECK:       %[[A:.+]] = kiln.dispatch_region
+// CHECK-NEXT:    linalg.matmul
+// CHECK-NEXT:    kiln.yield
+// CHECK:       %[[B:.+]] = kiln.dispatch_region
+// CHECK-NEXT:    %[[MM2:.+]] = linalg.matmul ins(%[[A]], %[[A]]
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[A]], %[[MM2]]
+// CHECK:       return %[[B]]
+func.func @consumer_joins_latest(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %mm = linalg.matmul ins(%x, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %mm2 = linalg.matmul ins(%mm, %mm : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %mm2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Tensor data ops are roots; shape-only aliases, dense constants and
+// tensor.empty stay on the host. Dead ops form no region.
+// CHECK-LABEL: func.func @tensor_roots
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    %{{.+}} = tensor.pad
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    tensor.extract_slice
+// CHECK:       arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]>
+// CHECK-NEXT:  tensor.expand_shape
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    tensor.concat
+// CHECK:       tensor.collapse_shape
+// CHECK-NOT:   kiln.dispatch_region
+// CHECK:       tensor.extract_slice %{{.+}}[1, 0]
+// CHECK-NEXT:  return
+func.func @tensor_roots(%x: tensor<2x4xf32>) -> (tensor<4x6xf32>, tensor<8xf32>, tensor<3x4xf32>, tensor<1x4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<2x4xf32> to tensor<4x6xf32>
+  %s = tensor.extract_slice %x[0, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<1x4xf32>
+  %k = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %ke = tensor.expand_shape %k [[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+  %c = tensor.concat dim(0) %x, %ke : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  %dead = tensor.extract_slice %x[1, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<1x4xf32>
+  return %p, %flat, %c, %s : tensor<4x6xf32>, tensor<8xf32>, tensor<3x4xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// An elementwise op with no root around it forms its own region; a result
+// used both inside and outside the group is yielded.
+// CHECK-LABEL: func.func @elementwise_alone
+// CHECK:       %[[R:.+]]:2 = kiln.dispatch_region -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK:       return %[[R]]#0, %[[R]]#1
+func.func @elementwise_alone(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = math.exp %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}

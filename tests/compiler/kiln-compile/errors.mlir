@@ -1,0 +1,54 @@
+// Bad inputs give a located error and a non-zero exit, never a crash.
+// RUN: split-file %s %t
+// RUN: not kiln-compile %t/dynamic.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=DYNAMIC
+// RUN: not kiln-compile %t/control-flow.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=CF
+// RUN: not kiln-compile %t/unknown-op.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not kiln-compile %t/bad-type.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TYPE
+// RUN: not kiln-compile %t/malformed.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not kiln-compile %t/unsupported-op.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=BADOP
+// RUN: not kiln-compile %t/dynamic.mlir --target=rocm -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not kiln-compile %t/missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not test -e %t/out.vmfb
+
+// DYNAMIC: dynamic.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<?xf32>': dynamic shapes are not supported
+// CF: control-flow.mlir:5:8: error: control flow is not supported: 'scf.for'
+// UNKNOWN: unknown-op.mlir:2:8: error: Dialect `foo' not found for custom op 'foo.bar'
+// TYPE: bad-type.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<4xi4>': element type is not supported; supported: i1, i8, i16, i32, i64, f16, bf16, f32, f64
+// MALFORMED: malformed.mlir:2:{{[0-9]+}}: error:
+// BADOP: unsupported-op.mlir:2:8: error: operation 'memref.alloc' is not supported; Kiln accepts ops of func (without func.call), arith, math, linalg, tensor and tosa
+// TARGET: kiln-compile: error: unsupported target 'rocm'; supported targets: host
+// MISSING: kiln-compile: error: {{.*}}missing.mlir
+
+//--- dynamic.mlir
+func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {
+  return %a : tensor<?xf32>
+}
+//--- control-flow.mlir
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %a) -> tensor<4xf32> {
+    scf.yield %acc : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+//--- unknown-op.mlir
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = foo.bar %a : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+//--- bad-type.mlir
+func.func @main(%a: tensor<4xi4>) -> tensor<4xi4> {
+  return %a : tensor<4xi4>
+}
+//--- malformed.mlir
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+//--- unsupported-op.mlir
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %m = memref.alloc() : memref<4xf32>
+  return %a : tensor<4xf32>
+}
