@@ -73,8 +73,11 @@ static void buildLLVMStage(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertMathToLibmPass());
+  // Intrinsics first: math-to-libm rejects ops it has no function for
+  // (e.g. copysign from ceil's expansion); what LLVM has no intrinsic for
+  // (erf, ...) then becomes a libm call.
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

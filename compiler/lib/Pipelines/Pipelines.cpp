@@ -24,8 +24,10 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm) {
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
-  // arith/math on whole tensors become linalg.generic.
+  // arith/math on whole tensors become linalg.generic; aggregates such as
+  // linalg.softmax become the loop nests they stand for.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Without func.call, private functions are unreachable.

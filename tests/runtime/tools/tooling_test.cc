@@ -239,13 +239,15 @@ TEST(CompareTest, TolerancesAndMismatchReports) {
                    .ok());
 }
 
-TEST(CompareTest, IntegersAreExactByDefault) {
+TEST(CompareTest, IntegersAreAlwaysExact) {
   Tolerance exact = DefaultTolerance(KILN_ELEMENT_TYPE_I64);
   EXPECT_EQ(exact.atol, 0.0);
   EXPECT_FALSE(CompareTensors(Parse("i64=9007199254740993"),
                               Parse("i64=9007199254740992"), exact)
                    .ok());
-  EXPECT_TRUE(CompareTensors(Parse("i32=5"), Parse("i32=6"), {1.0, 0.0}).ok());
+  // A tolerance is for floating-point rounding; it never excuses integers.
+  EXPECT_FALSE(CompareTensors(Parse("i32=5"), Parse("i32=6"), {1.0, 1.0}).ok());
+  EXPECT_TRUE(CompareTensors(Parse("i32=6"), Parse("i32=6"), {1.0, 1.0}).ok());
   EXPECT_FALSE(CompareTensors(Parse("2xi1=1,0"), Parse("2xi1=1,1"),
                               DefaultTolerance(KILN_ELEMENT_TYPE_I1))
                    .ok());

@@ -25,4 +25,21 @@ def VerifyInputLegalityPass
   }];
 }
 
+def DecomposeAggregatedOpsPass
+    : Pass<"kiln-decompose-aggregated-ops", "::mlir::func::FuncOp"> {
+  let summary = "Decomposes aggregated linalg ops (e.g. linalg.softmax) into "
+                "linalg.generic and named ops";
+  let description = [{
+    Ops such as `linalg.softmax` stand for several loop nests (a max
+    reduction, an exponential, a sum reduction and a division). They are
+    decomposed through `linalg::AggregatedOpInterface` into the ops they stand
+    for, so that dispatch creation fuses and distributes the pieces like any
+    other linalg op and codegen never meets the aggregate.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // KILN_INPUTCONVERSION_PASSES
