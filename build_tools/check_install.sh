@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs a build into a scratch prefix, builds samples/embed_c out of tree
-# against it with find_package(Kiln), compiles a sample module with the
+# against it with find_package(Kiln), compiles samples/embed_c/add.mlir with the
 # installed kiln-compile and runs the embedding program on it.
 #   build_tools/check_install.sh <build-dir>
 set -euo pipefail
@@ -15,5 +15,12 @@ cmake -G Ninja -S "$root/samples/embed_c" -B "$work/embed" \
 ninja -C "$work/embed" >/dev/null
 "$work/prefix/bin/kiln-compile" "$root/samples/embed_c/add.mlir" --target=host \
   -o "$work/add.vmfb"
-LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" \
-  "$work/embed/embed_c" "$work/add.vmfb"
+out=$(LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" \
+  "$work/embed/embed_c" "$work/add.vmfb")
+echo "$out"
+# add.mlir computes a + 10 * b; embed_c passes 1..6 for both inputs.
+grep -q "output 0: 2x3xf32 = 11 22 33 44 55 66" <<<"$out" || {
+  echo "check_install.sh: unexpected output from the installed embed_c" >&2
+  exit 1
+}
+echo "check_install.sh: installed tools, library and headers work"

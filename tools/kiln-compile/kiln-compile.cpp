@@ -143,7 +143,6 @@ LogicalResult Compiler::compileExecutables(kiln::HostBinaryMap &binaries) {
   ++phaseCount;
   for (auto executable : module.getOps<kiln::ExecutableOp>()) {
     progress("codegen " + executable.getSymName() + " for host");
-#ifdef KILN_HAVE_HOST_TARGET
     kiln::HostTargetOptions options = hostOptions;
     if (!dumpDir.empty()) {
       SmallString<256> dir(dumpDir);
@@ -158,11 +157,6 @@ LogicalResult Compiler::compileExecutables(kiln::HostBinaryMap &binaries) {
     if (failed(binary))
       return failure();
     binaries[executable.getSymName()] = std::move(*binary);
-#else
-    return executable.emitError(
-        "this kiln-compile was built without the host target "
-        "(library KilnHostTarget); rebuild with it to compile executables");
-#endif
   }
   return success();
 }
@@ -245,6 +239,11 @@ int main(int argc, char **argv) {
   registerAllToLLVMIRTranslations(registry);
   registry.insert<kiln::KilnDialect>();
   MLIRContext context(registry);
+  // Users read diagnostics against their own source; the generic form of the
+  // failing op is noise unless asked for with --mlir-print-op-on-diagnostic.
+  if (cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+          ->getNumOccurrences() == 0)
+    context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());

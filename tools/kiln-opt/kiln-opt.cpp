@@ -12,16 +12,12 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
-#ifdef KILN_HAVE_CODEGEN
 #include "kiln/Codegen/Passes.h"
-#endif
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::kiln::registerKilnPassesAndPipelines();
-#ifdef KILN_HAVE_CODEGEN
   mlir::kiln::registerKilnCodegenPasses();
-#endif
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
