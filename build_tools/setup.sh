@@ -10,6 +10,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   googletest libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+  rocm-device-libs libamdhip64-5 libamdhip64-dev
 )
 
 missing=()
