@@ -44,6 +44,8 @@ const char kUsage[] =
     "                          bf16 1e-2/2e-2); integers are always exact\n"
     "  --print-max-elements=N  elide printed tensors after N elements (1024)\n"
     "  --list-functions        list the module's functions and exit\n"
+    "  --list-devices          list the available device URIs (after loading\n"
+    "                          plugins) and exit; no module needed\n"
     "  --help                  show this help\n";
 
 int Fail(const char* format, const std::string& a = std::string(),
@@ -79,6 +81,7 @@ struct Options {
   double atol = 0, rtol = 0;
   uint64_t print_max_elements = 1024;
   bool list_functions = false;
+  bool list_devices = false;
 };
 
 // Returns -1 to go on, or the exit code.
@@ -104,6 +107,8 @@ int ParseOptions(int argc, char** argv, Options* options) {
       return 0;
     } else if (arg == "--list-functions") {
       options->list_functions = true;
+    } else if (arg == "--list-devices") {
+      options->list_devices = true;
     } else if (value_of("--function", &value)) {
       options->function = value;
     } else if (value_of("--device", &value)) {
@@ -143,7 +148,7 @@ int ParseOptions(int argc, char** argv, Options* options) {
                   options->module_path, arg);
     }
   }
-  if (options->module_path.empty()) {
+  if (options->module_path.empty() && !options->list_devices) {
     std::fprintf(stderr, "%s", kUsage);
     return Fail("no module given");
   }
@@ -192,6 +197,12 @@ int Main(int argc, char** argv) {
   instance_options.plugin_path_count = plugin_paths.size();
   kiln_status_t status = kiln_instance_create(&instance_options, &run.instance);
   if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  if (options.list_devices) {
+    std::string uris(kiln_instance_list_devices(run.instance, nullptr, 0), '\0');
+    kiln_instance_list_devices(run.instance, uris.data(), uris.size() + 1);
+    std::printf("%s", uris.c_str());
+    return 0;
+  }
   status = kiln_device_create(run.instance, options.device.c_str(), &run.device);
   if (!kiln_status_is_ok(status)) return FailStatus(status, "");
   status = kiln_module_load_file(run.device, options.module_path.c_str(),

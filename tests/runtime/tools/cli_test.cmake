@@ -26,6 +26,7 @@ set(RUN ${KILN_RUN} ${MODULE})
 expect(help 0 "usage: kiln-run.*--expected-output" ${KILN_RUN} --help)
 expect(list_functions 0 "add\\(2x3xf32, 2x3xf32\\) -> \\(2x3xf32\\).*fill\\(\\) -> \\(4xi32\\)"
   ${RUN} --list-functions)
+expect(list_devices 0 "^local://0\nlocal://1\n" ${KILN_RUN} --list-devices)
 expect(add 0 "result\\[0\\]: 2x3xf32=\\[2 4 6\\]\\[8 10 12\\]"
   ${RUN} --function=add --device=local --input=2x3xf32=1,2,3,4,5,6
   --input=2x3xf32=1,2,3,4,5,6)
