@@ -37,7 +37,22 @@ std::string uriTestName(const ::testing::TestParamInfo<std::string>& info) {
 void CtsTest::SetUp() {
   KILN_ASSERT_OK(kiln_hal_driver_registry_create(&registry));
   KILN_ASSERT_OK(kiln_hal_driver_registry_register_builtin_drivers(registry));
-  KILN_ASSERT_OK(kiln_hal_driver_registry_load_plugins_from_env(registry));
+  const char* plugins = std::getenv(KILN_HAL_DRIVER_PLUGINS_ENV);
+  if (plugins && *plugins) {
+    KILN_ASSERT_OK(kiln_hal_driver_registry_load_plugins_from_env(registry));
+  } else {
+    // The plugins built with the suite (the hip driver, when enabled).
+    std::string list = KILN_CTS_DEFAULT_PLUGINS;
+    size_t start = 0;
+    while (start < list.size()) {
+      size_t end = list.find(':', start);
+      if (end == std::string::npos) end = list.size();
+      if (end > start)
+        KILN_ASSERT_OK(kiln_hal_driver_registry_load_plugin(
+            registry, list.substr(start, end - start).c_str()));
+      start = end + 1;
+    }
+  }
   kiln_status_t status = kiln_hal_driver_registry_create_device(
       registry, GetParam().c_str(), &device);
   kiln_status_code_t code = kiln_status_code(status);

@@ -1,9 +1,10 @@
 // Shared fixture of the HAL conformance suite (CTS). Every test is written
 // once against kiln/hal/hal.h and runs for each device URI in the suite's
 // parameter list: $KILN_CTS_DEVICES (comma separated) if set, else the
-// KILN_CTS_DEVICES CMake cache variable (default "local"). Drivers come from
-// the built-ins plus $KILN_HAL_DRIVER_PLUGINS, so a plugin driver (hip) is
-// tested by listing its plugin and its URI. A device that is not available
+// KILN_CTS_DEVICES CMake cache variable (default "local", plus "hip" when the
+// hip plugin is built). Drivers come from the built-ins plus
+// $KILN_HAL_DRIVER_PLUGINS (or, when that is unset, the plugins built with
+// the suite), so a plugin driver is tested by listing its plugin and URI. A device that is not available
 // here (driver or device NOT_FOUND / UNAVAILABLE) skips with the reason.
 #ifndef KILN_TESTS_CTS_CTS_TEST_BASE_H_
 #define KILN_TESTS_CTS_CTS_TEST_BASE_H_

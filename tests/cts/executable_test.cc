@@ -1,7 +1,10 @@
-// Executables: a real host kernel shared object (testdata/cts_kernels.c,
-// built by CMake) fed to the executable cache as bytes; dispatch over a
-// grid; corrupt binaries, missing exports, failing kernels.
+// Executables: real kernels fed to the executable cache as bytes, in the
+// format the device runs: a host shared object (testdata/cts_kernels.c,
+// "elf-so-v1") or PTX (testdata/cts_kernels_nvptx.ll compiled by llc,
+// "ptx"), with the same exports and behaviour; dispatch over a grid;
+// corrupt binaries, missing exports, failing kernels.
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -13,6 +16,14 @@ namespace kiln::cts {
 namespace {
 
 constexpr const char* kHostFormat = "elf-so-v1";
+constexpr const char* kPtxFormat = "ptx";
+
+// $NAME if set (binaries moved to another machine, build_tools/gpu_check.sh),
+// else the path CMake compiled in.
+const char* dataPath(const char* name, const char* builtIn) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : builtIn;
+}
 
 std::vector<uint8_t> readFile(const char* path) {
   std::ifstream file(path, std::ios::binary);
@@ -25,11 +36,23 @@ class ExecutableTest : public CtsTest {
     CtsTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     KILN_ASSERT_OK(kiln_hal_executable_cache_create(device, &cache));
-    if (!kiln_hal_executable_cache_can_prepare_format(cache, kHostFormat))
-      GTEST_SKIP() << "device cannot run '" << kHostFormat
-                   << "' binaries (the CTS kernels exist only in that format)";
-    binary = readFile(KILN_CTS_KERNELS_PATH);
-    ASSERT_FALSE(binary.empty()) << "cannot read " << KILN_CTS_KERNELS_PATH;
+    const char* path = nullptr;
+    if (kiln_hal_executable_cache_can_prepare_format(cache, kHostFormat)) {
+      format = kHostFormat;
+      path = dataPath("KILN_CTS_KERNELS_PATH", KILN_CTS_KERNELS_PATH);
+    } else if (kiln_hal_executable_cache_can_prepare_format(cache,
+                                                            kPtxFormat)) {
+      format = kPtxFormat;
+      path = dataPath("KILN_CTS_PTX_KERNELS_PATH", KILN_CTS_PTX_KERNELS_PATH);
+      if (!*path)
+        GTEST_SKIP() << "the CTS PTX kernels were not built (no llc found)";
+    } else {
+      GTEST_SKIP() << "device runs neither '" << kHostFormat << "' nor '"
+                   << kPtxFormat << "' binaries (the CTS kernels exist only "
+                   << "in those formats)";
+    }
+    binary = readFile(path);
+    ASSERT_FALSE(binary.empty()) << "cannot read " << path;
   }
   void TearDown() override {
     kiln_hal_executable_release(executable);
@@ -41,7 +64,7 @@ class ExecutableTest : public CtsTest {
                         const std::vector<kiln_hal_executable_export_t>& exports,
                         kiln_hal_executable_t** out) {
     kiln_hal_executable_params_t params = {};
-    params.format = kHostFormat;
+    params.format = format;
     params.data = bytes.data();
     params.data_length = bytes.size();
     params.export_count = uint32_t(exports.size());
@@ -50,21 +73,24 @@ class ExecutableTest : public CtsTest {
   }
 
   // Exports: 0 add (n/64 workgroups), 1 mark_grid (4x3x2), 2 fail_at (8).
+  // A host workgroup is one call; a GPU one has 64 threads for add.
   std::vector<kiln_hal_executable_export_t> standardExports(uint32_t n) {
+    uint32_t addThreads = format == kHostFormat ? 1 : 64;
     return {
-        {"cts_add_f32", {(n + 63) / 64, 1, 1}, {1, 1, 1}, 3, 1, 0},
+        {"cts_add_f32", {(n + 63) / 64, 1, 1}, {addThreads, 1, 1}, 3, 1, 0},
         {"cts_mark_grid", {4, 3, 2}, {1, 1, 1}, 1, 0, 0},
         {"cts_fail_at", {8, 1, 1}, {1, 1, 1}, 0, 2, 0},
     };
   }
 
+  const char* format = kHostFormat;
   kiln_hal_executable_cache_t* cache = nullptr;
   kiln_hal_executable_t* executable = nullptr;
   std::vector<uint8_t> binary;
 };
 
 TEST_P(ExecutableTest, FormatQueries) {
-  EXPECT_TRUE(kiln_hal_executable_cache_can_prepare_format(cache, kHostFormat));
+  EXPECT_TRUE(kiln_hal_executable_cache_can_prepare_format(cache, format));
   EXPECT_FALSE(kiln_hal_executable_cache_can_prepare_format(cache, "nope-v9"));
   std::vector<uint8_t> bytes = {1, 2, 3};
   kiln_hal_executable_params_t params = {"nope-v9", bytes.data(), bytes.size(),
@@ -205,6 +231,8 @@ TEST_P(ExecutableTest, MissingExportIsNamed) {
 }
 
 TEST_P(ExecutableTest, FailingKernelFailsTheSubmissionAndItsSignal) {
+  if (format != kHostFormat)
+    GTEST_SKIP() << "'" << format << "' kernels cannot return an error code";
   KILN_ASSERT_OK(prepare(binary, standardExports(64), &executable));
   kiln_hal_command_buffer_t* cb = nullptr;
   KILN_ASSERT_OK(kiln_hal_command_buffer_create(

@@ -1,5 +1,7 @@
 #include "module/executor.h"
 
+#include <algorithm>
+
 #include <cinttypes>
 #include <string>
 #include <vector>
@@ -54,7 +56,20 @@ kiln_status_t ModuleExecutor::PrepareExecutables() {
         executable->name() ? executable->name()->c_str() : "<unnamed>";
     std::string tried;
     PreparedExecutable prepared;
-    for (const ExecutableVariant* variant : *executable->variants()) {
+    // Variants built for this very chip first: a driver that knows its
+    // target ("cuda:sm_90", "rocm:gfx942") answers the format query for it
+    // too. Then the rest in module order, by binary format (a PTX for an
+    // older chip still runs, say).
+    std::vector<const ExecutableVariant*> ordered;
+    for (const ExecutableVariant* variant : *executable->variants())
+      if (variant->target() &&
+          kiln_hal_executable_cache_can_prepare_format(
+              cache, variant->target()->c_str()))
+        ordered.push_back(variant);
+    for (const ExecutableVariant* variant : *executable->variants())
+      if (std::find(ordered.begin(), ordered.end(), variant) == ordered.end())
+        ordered.push_back(variant);
+    for (const ExecutableVariant* variant : ordered) {
       if (!tried.empty()) tried += ", ";
       tried += variant->target()->str() + " (" + variant->format()->str() + ")";
       if (!kiln_hal_executable_cache_can_prepare_format(
@@ -100,6 +115,7 @@ kiln_status_t ModuleExecutor::PrepareExecutables() {
       }
       prepared.executable.reset(hal_executable);
       prepared.target = variant->target()->str();
+      prepared.variant = variant;
       break;
     }
     if (!prepared.executable) {
@@ -188,10 +204,10 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
       switch (entry->command_type()) {
         case Command::DispatchCommand: {
           const DispatchCommand* dispatch = entry->command_as_DispatchCommand();
-          const Executable* executable =
-              image_->module().executables()->Get(dispatch->executable());
+          // The grid of the variant that was prepared: variants for other
+          // targets may tile (and so count workgroups) differently.
           const ExecutableExport* exp =
-              executable->variants()->Get(0)->exports()->Get(
+              executables_[dispatch->executable()].variant->exports()->Get(
                   dispatch->export_());
           uint32_t workgroup_count[3] = {exp->workgroup_count()->Get(0),
                                          exp->workgroup_count()->Get(1),

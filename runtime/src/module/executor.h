@@ -1,8 +1,10 @@
 // ModuleExecutor: one verified module prepared on one HAL device.
 //
 // Creation does all per-device work once:
-//   - for each executable, the first variant whose format the device can
-//     prepare is prepared (none: INCOMPATIBLE listing the variants' targets);
+//   - for each executable, a variant built for the device's exact target
+//     (can_prepare_format answers "cuda:sm_90"-style targets too) is
+//     preferred; otherwise the first variant whose format the device can
+//     prepare (none: INCOMPATIBLE listing the variants' targets);
 //   - each rodata segment is uploaded into a device buffer;
 //   - each function's command program is recorded into a REUSABLE command
 //     buffer whose commands reference binding-table slots for the per-call
@@ -65,6 +67,7 @@ class ModuleExecutor {
   struct PreparedExecutable {
     HalExecutablePtr executable;
     std::string target;
+    const schema::ExecutableVariant* variant = nullptr;  // in image_
   };
   struct RecordedFunction {
     HalCommandBufferPtr command_buffer;  // null when unsupported

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Runs the hip driver's GPU checks on a GPU machine from carried build
+# outputs and prints one summary line ("gpu_check: PASS ..." or
+# "gpu_check: FAIL ..."); exit status 0 only if everything passed.
+#
+#   build_tools/gpu_check.sh [DIR]      (DIR default: carry/hip)
+#
+# DIR is made on the build machine by `build_tools/gpu_check.sh --pack
+# BUILD_DIR [DIR]`: bin/ (kiln_hal_cts, hip_stress_test, hip_platform_test,
+# kiln-run), lib/ (libkiln_hal_hip.so, libkiln_runtime.so*,
+# libkiln_cts_kernels.so) and data/ (PTX kernels, the hip test module).
+# Checks, each under `timeout` so a hang costs seconds:
+#   1. the HAL conformance suite on `hip` (graphs on), then the command
+#      buffer and executable suites again with graphs off (stream replay);
+#   2. the hip stress tests (threads, out-of-order signals, injected failure);
+#   3. the platform tests (missing libraries named; no crash);
+#   4. kiln-run: the test module's functions on `hip` (its cuda:sm_80 PTX
+#      variant) against the results `local` gives.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ "${1:-}" = "--pack" ]; then
+  build=${2:?usage: gpu_check.sh --pack BUILD_DIR [DIR]}
+  out=${3:-$root/carry/hip}
+  rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/data"
+  cp "$build"/bin/{kiln_hal_cts,hip_stress_test,hip_platform_test,kiln-run} "$out/bin/"
+  cp -P "$build"/lib/libkiln_hal_hip.so "$build"/lib/libkiln_runtime.so* \
+        "$build"/lib/libkiln_cts_kernels.so "$out/lib/"
+  cp "$build"/tests/cts/cts_kernels_sm80.ptx \
+     "$build"/tests/runtime/hip/hip_test_kernels.ptx \
+     "$build"/tests/hip_test_module.vmfb "$out/data/"
+  echo "packed $(du -sh "$out" | cut -f1) into $out"
+  exit 0
+fi
+
+dir=$(cd "${1:-$root/carry/hip}" && pwd)
+log=${GPU_CHECK_LOG:-/tmp/gpu_check}
+mkdir -p "$log"
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KILN_HAL_DRIVER_PLUGINS="$dir/lib/libkiln_hal_hip.so"
+export KILN_HIP_PLUGIN_PATH="$dir/lib/libkiln_hal_hip.so"
+export KILN_CTS_KERNELS_PATH="$dir/lib/libkiln_cts_kernels.so"
+export KILN_CTS_PTX_KERNELS_PATH="$dir/data/cts_kernels_sm80.ptx"
+export KILN_HIP_TEST_PTX_PATH="$dir/data/hip_test_kernels.ptx"
+
+failures=()
+summary=()
+
+# gtest NAME LOG: counts from a gtest log ("passed/failed/skipped").
+gtest_counts() {
+  local passed failed skipped
+  passed=$(grep -c '^\[       OK \]' "$1")
+  failed=$(grep -c '^\[  FAILED  \].*(' "$1")
+  skipped=$(grep -c '^\[  SKIPPED \].*(' "$1")
+  echo "$passed passed/$failed failed/$skipped skipped"
+}
+
+run_gtest() {  # NAME TIMEOUT COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" >"$log/$name.log" 2>&1
+  local rc=$?
+  local counts
+  counts=$(gtest_counts "$log/$name.log")
+  summary+=("$name: $counts")
+  if [ $rc -ne 0 ]; then
+    failures+=("$name (exit $rc)")
+    echo "--- $name failed (exit $rc); failing tests:"
+    grep -E '^\[  FAILED  \]|Failure|error' "$log/$name.log" | head -40
+  fi
+}
+
+command -v nvidia-smi >/dev/null && nvidia-smi -L
+"$dir/bin/kiln-run" --list-devices 2>&1 | head -5
+
+run_gtest cts 120 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts"
+run_gtest cts_replay 60 env KILN_CTS_DEVICES=hip KILN_HIP_GRAPHS=0 \
+  "$dir/bin/kiln_hal_cts" --gtest_filter='*CommandBufferTest*:*ExecutableTest*'
+run_gtest stress 90 "$dir/bin/hip_stress_test"
+run_gtest platform 30 "$dir/bin/hip_platform_test"
+
+# kiln-run: the same calls on local (host variant) and hip (PTX variant).
+module="$dir/data/hip_test_module.vmfb"
+run_ok=0 run_total=0
+kiln_run_case() {  # FUNCTION ARGS...
+  local fn=$1
+  shift
+  run_total=$((run_total + 1))
+  local expected actual
+  expected=$(timeout 30 "$dir/bin/kiln-run" "$module" --function="$fn" \
+               --device=local "$@" 2>&1 | grep '^result')
+  actual=$(timeout 30 "$dir/bin/kiln-run" "$module" --function="$fn" \
+             --device=hip "$@" 2>&1 | tee "$log/kiln-run-$fn.log" | grep '^result')
+  if [ -n "$expected" ] && [ "$expected" = "$actual" ]; then
+    run_ok=$((run_ok + 1))
+    echo "kiln-run $fn on hip: $actual"
+  else
+    failures+=("kiln-run $fn")
+    echo "--- kiln-run $fn: local gave '$expected', hip gave:"
+    cat "$log/kiln-run-$fn.log"
+  fi
+}
+kiln_run_case add --input=2x3xf32=1,2,3,4,5,6 --input=2x3xf32=0.5,0.25,8,-4,10,100
+kiln_run_case add_bias --input=2x3xf32=1,2,3,4,5,6
+kiln_run_case fill
+summary+=("kiln-run: $run_ok/$run_total equal to local")
+
+status=PASS
+[ ${#failures[@]} -eq 0 ] || status=FAIL
+line="gpu_check: $status ($(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g'))"
+[ ${#failures[@]} -eq 0 ] || line="$line; failed: ${failures[*]}"
+echo "$line"
+[ "$status" = PASS ]

@@ -1,0 +1,237 @@
+#include "drivers/hip/hip_buffer.h"
+
+#include <unistd.h>
+
+#include <new>
+
+namespace kiln::hip {
+namespace {
+
+// Alignments the platforms guarantee for each kind of memory.
+constexpr size_t kDeviceAlignment = 256;
+constexpr size_t kPageAlignment = 4096;
+
+HipBuffer* cast(kiln_hal_buffer_t* buffer) {
+  return reinterpret_cast<HipBuffer*>(buffer);
+}
+
+const char* kindName(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::Device:
+      return "device";
+    case MemoryKind::DevicePool:
+      return "device (memory pool)";
+    case MemoryKind::Host:
+      return "pinned host";
+    case MemoryKind::Managed:
+      return "managed";
+  }
+  return "?";
+}
+
+void destroyBuffer(kiln_hal_buffer_t* base) {
+  HipBuffer* buffer = cast(base);
+  uint8_t* storage = buffer->storage.exchange(nullptr);
+  if (storage) freeDetached(*buffer->context, buffer->kind, storage);
+  delete buffer;
+}
+
+kiln_status_t mapRange(kiln_hal_buffer_t* base, kiln_hal_memory_access_t,
+                       kiln_device_size_t offset, kiln_device_size_t,
+                       void** outContents) {
+  uint8_t* storage = cast(base)->storage.load(std::memory_order_acquire);
+  if (!storage)
+    return makeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      "buffer has no storage: its queue_alloca has not run yet "
+                      "or its queue_dealloca has (wait on the alloca's signal "
+                      "semaphore before mapping)");
+  *outContents = storage + offset;
+  return nullptr;
+}
+
+kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
+                         kiln_device_size_t, void*) {
+  return nullptr;  // pinned and managed memory are coherent
+}
+
+const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
+                                                unmapRange};
+
+void destroyAllocator(kiln_hal_allocator_t*) {
+  // Owned by the device; never destroyed through its reference count.
+}
+
+kiln_status_t allocateBufferFn(kiln_hal_allocator_t* base,
+                               const kiln_hal_buffer_params_t* params,
+                               kiln_device_size_t size,
+                               kiln_hal_buffer_t** outBuffer) {
+  auto* allocator = reinterpret_cast<HipAllocator*>(base);
+  KILN_HIP_RETURN_IF_ERROR(allocator->context->bind());
+  return createBuffer(allocator->context, params, size, /*allocateNow=*/true,
+                      outBuffer);
+}
+
+const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
+                                                      allocateBufferFn};
+
+// Allocates |buffer|'s storage now (not the pool kind, which is
+// stream-ordered).
+kiln_status_t allocateNow(HipBuffer* buffer) {
+  const DeviceContext& context = *buffer->context;
+  Platform& platform = *context.platform;
+  size_t size = size_t(buffer->base.byte_length);
+  void* pointer = nullptr;
+  hipError_t error = hipSuccess;
+  const char* call = "";
+  switch (buffer->kind) {
+    case MemoryKind::Device:
+    case MemoryKind::DevicePool:
+      call = "hipMalloc";
+      error = platform.malloc(&pointer, size);
+      break;
+    case MemoryKind::Host:
+      call = "hipHostMalloc";
+      error = platform.hostMalloc(&pointer, size);
+      break;
+    case MemoryKind::Managed:
+      call = "hipMallocManaged";
+      error = platform.mallocManaged(&pointer, size);
+      break;
+  }
+  if (error != hipSuccess)
+    return annotate(context.check(error, call, KILN_STATUS_RESOURCE_EXHAUSTED),
+                    "allocating %zu bytes of %s memory", size,
+                    kindName(buffer->kind));
+  buffer->storage.store(static_cast<uint8_t*>(pointer),
+                        std::memory_order_release);
+  return nullptr;
+}
+
+}  // namespace
+
+void initializeAllocator(std::shared_ptr<const DeviceContext> context,
+                         HipAllocator* allocator) {
+  kiln_hal_resource_initialize(&kAllocatorVTable, &allocator->base.resource);
+  allocator->context = std::move(context);
+}
+
+HipBuffer* asHipBuffer(kiln_hal_buffer_t* buffer) {
+  if (!buffer || buffer->resource.vtable != &kBufferVTable) return nullptr;
+  return cast(buffer);
+}
+
+kiln_status_t createBuffer(std::shared_ptr<const DeviceContext> context,
+                           const kiln_hal_buffer_params_t* params,
+                           kiln_device_size_t size, bool allocateNow,
+                           kiln_hal_buffer_t** outBuffer) {
+  bool hostVisible = params->memory_type & KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
+  bool deviceLocal = params->memory_type & KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL;
+  MemoryKind kind = MemoryKind::Device;
+  kiln_hal_memory_type_t memoryType = KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL;
+  if (hostVisible && deviceLocal) {
+    if (!context->managedMemorySupported)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "hip://%d has no managed memory, so it cannot make "
+                        "memory both device local and host visible; allocate "
+                        "one or the other and copy",
+                        context->ordinal);
+    kind = MemoryKind::Managed;
+    memoryType = KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL |
+                 KILN_HAL_MEMORY_TYPE_HOST_VISIBLE |
+                 KILN_HAL_MEMORY_TYPE_HOST_COHERENT;
+  } else if (hostVisible) {
+    kind = MemoryKind::Host;
+    memoryType =
+        KILN_HAL_MEMORY_TYPE_HOST_VISIBLE | KILN_HAL_MEMORY_TYPE_HOST_COHERENT;
+  } else if (!allocateNow && context->memoryPoolsSupported &&
+             context->options.memoryPools) {
+    kind = MemoryKind::DevicePool;
+  }
+  size_t guaranteed = (kind == MemoryKind::Device || kind == MemoryKind::DevicePool)
+                          ? kDeviceAlignment
+                          : kPageAlignment;
+  if (params->min_alignment > guaranteed)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "buffer alignment %llu exceeds the %zu bytes that %s "
+                      "memory of hip://%d is aligned to",
+                      (unsigned long long)params->min_alignment, guaranteed,
+                      kindName(kind), context->ordinal);
+  // Refuse sizes that cannot fit before asking the runtime: some runtimes
+  // take long or misbehave on absurd requests (notably managed memory).
+  kiln_device_size_t limit = context->totalMemory;
+  if (kind == MemoryKind::Host) {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long pageSize = sysconf(_SC_PAGESIZE);
+    limit = pages > 0 && pageSize > 0
+                ? kiln_device_size_t(pages) * kiln_device_size_t(pageSize)
+                : limit;
+  }
+  if (size > limit)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "cannot allocate %llu bytes of %s memory for hip://%d: "
+                      "it has %llu bytes",
+                      (unsigned long long)size, kindName(kind),
+                      context->ordinal, (unsigned long long)limit);
+  auto* buffer = new (std::nothrow) HipBuffer();
+  if (!buffer)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating a buffer");
+  kiln_hal_buffer_initialize(&kBufferVTable, size, memoryType, params->usage,
+                             &buffer->base);
+  buffer->context = std::move(context);
+  buffer->kind = kind;
+  buffer->alignment = guaranteed;
+  buffer->queueAllocated = !allocateNow;
+  if (allocateNow) {
+    kiln_status_t status = hip::allocateNow(buffer);
+    if (status) {
+      delete buffer;
+      return status;
+    }
+  }
+  *outBuffer = &buffer->base;
+  return nullptr;
+}
+
+kiln_status_t allocateStorage(HipBuffer* buffer, hipStream_t stream) {
+  if (buffer->storage.load(std::memory_order_acquire)) return nullptr;
+  if (buffer->kind != MemoryKind::DevicePool) return allocateNow(buffer);
+  const DeviceContext& context = *buffer->context;
+  void* pointer = nullptr;
+  size_t size = size_t(buffer->base.byte_length);
+  hipError_t error = context.platform->mallocAsync(&pointer, size, stream);
+  if (error != hipSuccess)
+    return annotate(
+        context.check(error, "hipMallocAsync", KILN_STATUS_RESOURCE_EXHAUSTED),
+        "queue_alloca of %zu bytes", size);
+  buffer->storage.store(static_cast<uint8_t*>(pointer),
+                        std::memory_order_release);
+  return nullptr;
+}
+
+kiln_status_t releaseStorage(HipBuffer* buffer, hipStream_t stream,
+                             uint8_t** outDeferred) {
+  *outDeferred = nullptr;
+  uint8_t* storage = buffer->storage.exchange(nullptr, std::memory_order_acq_rel);
+  if (!storage) return nullptr;
+  if (buffer->kind == MemoryKind::DevicePool)
+    return buffer->context->check(
+        buffer->context->platform->freeAsync(storage, stream), "hipFreeAsync");
+  *outDeferred = storage;
+  return nullptr;
+}
+
+void freeDetached(const DeviceContext& context, MemoryKind kind,
+                  uint8_t* storage) {
+  kiln_status_t status = context.bind();
+  if (!status) {
+    // Pool memory freed outside stream order: hipFree waits for the device.
+    if (kind == MemoryKind::Host)
+      context.platform->hostFree(storage);
+    else
+      context.platform->free(storage);
+  }
+  freeStatus(status);
+}
+
+}  // namespace kiln::hip

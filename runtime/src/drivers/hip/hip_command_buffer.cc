@@ -1,0 +1,589 @@
+#include "drivers/hip/hip_command_buffer.h"
+
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "drivers/hip/hip_buffer.h"
+#include "drivers/hip/hip_executable.h"
+
+namespace kiln::hip {
+namespace {
+
+// Distinct binding sets whose graphs a reusable command buffer keeps.
+constexpr size_t kGraphCacheSize = 8;
+
+enum class CommandKind { Barrier, Fill, Update, Copy, Dispatch };
+
+// A recorded buffer ref: |buffer| (retained) or binding-table |slot|.
+struct Ref {
+  kiln_hal_buffer_t* buffer = nullptr;
+  uint32_t slot = 0;
+  kiln_device_size_t offset = 0;
+  kiln_device_size_t length = 0;  // may be WHOLE_BUFFER for slot refs
+};
+
+struct Command {
+  CommandKind kind;
+  Ref target;                  // fill, update, copy target
+  Ref source;                  // copy source
+  std::vector<uint8_t> bytes;  // fill pattern or update data
+  size_t pinnedOffset = 0;     // of |bytes| in the pinned copy (graphs)
+  kiln_hal_executable_t* executable = nullptr;  // retained
+  uint32_t exportOrdinal = 0;
+  const KernelInfo* kernel = nullptr;  // owned by |executable|
+  uint32_t workgroupCount[3] = {0, 0, 0};
+  std::vector<uint32_t> pushConstants;
+  std::vector<Ref> bindings;
+};
+
+struct CachedGraph {
+  std::vector<uintptr_t> key;  // resolved slot addresses and lengths
+  hipGraph_t graph = nullptr;
+  hipGraphExec_t exec = nullptr;
+};
+
+struct HipCommandBuffer {
+  kiln_hal_command_buffer_t base;
+  std::shared_ptr<const DeviceContext> context;
+  std::vector<Command> commands;
+  // Slot refs recorded, checked against each submission's binding table.
+  std::vector<Ref> slotRefs;
+
+  // Graph state (reusable command buffers with graphs on).
+  std::mutex graphMutex;
+  uint8_t* pinnedBytes = nullptr;  // host payloads in pinned memory
+  std::list<CachedGraph> graphs;   // most recently used first
+  bool graphsFailed = false;       // capture unsupported: replay instead
+};
+
+HipCommandBuffer* cast(kiln_hal_command_buffer_t* commandBuffer) {
+  return reinterpret_cast<HipCommandBuffer*>(commandBuffer);
+}
+
+void releaseCommand(Command& command) {
+  release(command.target.buffer);
+  release(command.source.buffer);
+  for (Ref& ref : command.bindings) release(ref.buffer);
+  release(command.executable);
+}
+
+void destroyGraph(const DeviceContext& context, CachedGraph& entry) {
+  if (entry.exec) context.platform->graphExecDestroy(entry.exec);
+  if (entry.graph) context.platform->graphDestroy(entry.graph);
+}
+
+void destroy(kiln_hal_command_buffer_t* base) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  for (Command& command : commandBuffer->commands) releaseCommand(command);
+  const DeviceContext& context = *commandBuffer->context;
+  if (!commandBuffer->graphs.empty() || commandBuffer->pinnedBytes) {
+    kiln_status_t status = context.bind();
+    if (!status) {
+      for (CachedGraph& entry : commandBuffer->graphs)
+        destroyGraph(context, entry);
+      if (commandBuffer->pinnedBytes)
+        context.platform->hostFree(commandBuffer->pinnedBytes);
+    }
+    freeStatus(status);
+  }
+  delete commandBuffer;
+}
+
+kiln_status_t begin(kiln_hal_command_buffer_t*) { return nullptr; }
+kiln_status_t end(kiln_hal_command_buffer_t*) { return nullptr; }
+
+// Records |ref| (retaining its buffer). The buffer must be a HIP one.
+kiln_status_t captureRef(HipCommandBuffer* commandBuffer,
+                         const kiln_hal_buffer_ref_t& ref, Ref* out) {
+  if (ref.buffer && !asHipBuffer(ref.buffer))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "buffer was not created by the hip driver");
+  out->buffer = ref.buffer;
+  out->slot = ref.slot;
+  out->offset = ref.offset;
+  out->length = ref.length;
+  if (ref.buffer) {
+    retain(ref.buffer);
+  } else {
+    commandBuffer->slotRefs.push_back(*out);
+  }
+  return nullptr;
+}
+
+kiln_status_t executionBarrier(kiln_hal_command_buffer_t* base) {
+  // Commands already run in stream order; the barrier is kept so that the
+  // command list mirrors what was recorded.
+  Command command;
+  command.kind = CommandKind::Barrier;
+  cast(base)->commands.push_back(std::move(command));
+  return nullptr;
+}
+
+kiln_status_t fillBuffer(kiln_hal_command_buffer_t* base,
+                         kiln_hal_buffer_ref_t target, const void* pattern,
+                         size_t patternLength) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  Command command;
+  command.kind = CommandKind::Fill;
+  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, target, &command.target));
+  const auto* bytes = static_cast<const uint8_t*>(pattern);
+  command.bytes.assign(bytes, bytes + patternLength);
+  commandBuffer->commands.push_back(std::move(command));
+  return nullptr;
+}
+
+kiln_status_t updateBuffer(kiln_hal_command_buffer_t* base, const void* source,
+                           size_t sourceLength, kiln_hal_buffer_ref_t target) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  Command command;
+  command.kind = CommandKind::Update;
+  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, target, &command.target));
+  const auto* bytes = static_cast<const uint8_t*>(source);
+  if (sourceLength) command.bytes.assign(bytes, bytes + sourceLength);
+  commandBuffer->commands.push_back(std::move(command));
+  return nullptr;
+}
+
+kiln_status_t copyBuffer(kiln_hal_command_buffer_t* base,
+                         kiln_hal_buffer_ref_t source,
+                         kiln_hal_buffer_ref_t target) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  Command command;
+  command.kind = CommandKind::Copy;
+  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, source, &command.source));
+  kiln_status_t status = captureRef(commandBuffer, target, &command.target);
+  if (status) {
+    releaseCommand(command);
+    return status;
+  }
+  commandBuffer->commands.push_back(std::move(command));
+  return nullptr;
+}
+
+kiln_status_t dispatch(kiln_hal_command_buffer_t* base,
+                       kiln_hal_executable_t* executable,
+                       uint32_t exportOrdinal, const uint32_t workgroupCount[3],
+                       uint32_t pushConstantCount,
+                       const uint32_t* pushConstants, uint32_t bindingCount,
+                       const kiln_hal_buffer_ref_t* bindings) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  const KernelInfo* kernel = lookupKernel(executable, exportOrdinal);
+  if (!kernel)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "executable was not prepared by the hip driver");
+  Command command;
+  command.kind = CommandKind::Dispatch;
+  command.kernel = kernel;
+  command.exportOrdinal = exportOrdinal;
+  std::memcpy(command.workgroupCount, workgroupCount,
+              sizeof(command.workgroupCount));
+  if (pushConstantCount)
+    command.pushConstants.assign(pushConstants,
+                                 pushConstants + pushConstantCount);
+  command.bindings.resize(bindingCount);
+  for (uint32_t i = 0; i < bindingCount; ++i) {
+    kiln_status_t status =
+        captureRef(commandBuffer, bindings[i], &command.bindings[i]);
+    if (status) {
+      command.bindings.resize(i);
+      releaseCommand(command);
+      return annotate(status, "dispatch binding %u", i);
+    }
+  }
+  retain(executable);
+  command.executable = executable;
+  commandBuffer->commands.push_back(std::move(command));
+  return nullptr;
+}
+
+kiln_status_t collective(kiln_hal_command_buffer_t*, kiln_hal_channel_t*,
+                         const kiln_hal_collective_op_t*,
+                         kiln_hal_buffer_ref_t, kiln_hal_buffer_ref_t) {
+  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                    "the hip driver has no collectives yet (RCCL/NCCL "
+                    "channels are not implemented)");
+}
+
+const kiln_hal_command_buffer_vtable_t kVTable = {
+    destroy,      begin,      end,      executionBarrier, fillBuffer,
+    updateBuffer, copyBuffer, dispatch, collective};
+
+//===----------------------------------------------------------------------===//
+// Issue
+//===----------------------------------------------------------------------===//
+
+struct Span {
+  uint8_t* data = nullptr;
+  kiln_device_size_t length = 0;
+};
+
+kiln_status_t resolve(const Ref& ref, const kiln_hal_binding_t* table,
+                      Span* out) {
+  kiln_hal_buffer_t* buffer = ref.buffer;
+  kiln_device_size_t offset = ref.offset;
+  kiln_device_size_t length = ref.length;
+  if (!buffer) {
+    const kiln_hal_binding_t& binding = table[ref.slot];
+    buffer = binding.buffer;
+    offset += binding.offset;
+    if (length == KILN_HAL_WHOLE_BUFFER) length = binding.length - ref.offset;
+  }
+  uint8_t* storage =
+      asHipBuffer(buffer)->storage.load(std::memory_order_acquire);
+  if (!storage)
+    return makeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      "a command uses a buffer without storage (used before "
+                      "its queue_alloca or after its queue_dealloca)");
+  out->data = storage + offset;
+  out->length = length;
+  return nullptr;
+}
+
+// Issues the commands; |hostBytes| gives the source of a command's host
+// payload (its vector, or its pinned copy when capturing a graph).
+template <typename HostBytes>
+kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
+                            const kiln_hal_binding_t* table,
+                            hipStream_t stream, HostBytes hostBytes) {
+  const DeviceContext& context = *commandBuffer->context;
+  Platform& platform = *context.platform;
+  for (size_t index = 0; index < commandBuffer->commands.size(); ++index) {
+    const Command& command = commandBuffer->commands[index];
+    kiln_status_t status = nullptr;
+    switch (command.kind) {
+      case CommandKind::Barrier:
+        break;
+      case CommandKind::Fill: {
+        Span target;
+        status = resolve(command.target, table, &target);
+        if (status || target.length == 0) break;
+        size_t n = command.bytes.size();
+        if (target.length % n != 0) {
+          status = makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                              "fill of %llu bytes is not a multiple of its "
+                              "%zu-byte pattern",
+                              (unsigned long long)target.length, n);
+          break;
+        }
+        size_t count = size_t(target.length / n);
+        const uint8_t* p = command.bytes.data();
+        bool aligned = reinterpret_cast<uintptr_t>(target.data) % n == 0;
+        uint32_t low = 0, high = 0;
+        if (n == 8) {
+          std::memcpy(&low, p, 4);
+          std::memcpy(&high, p + 4, 4);
+        }
+        if (n == 1) {
+          status = context.check(
+              platform.memsetD8Async(target.data, p[0], count, stream),
+              "hipMemsetD8Async");
+        } else if (n == 2 && aligned) {
+          uint16_t value;
+          std::memcpy(&value, p, 2);
+          status = context.check(
+              platform.memsetD16Async(target.data, value, count, stream),
+              "hipMemsetD16Async");
+        } else if (n == 4 && aligned) {
+          uint32_t value;
+          std::memcpy(&value, p, 4);
+          status = context.check(
+              platform.memsetD32Async(target.data, value, count, stream),
+              "hipMemsetD32Async");
+        } else if (n == 8 && aligned && low == high) {
+          status = context.check(
+              platform.memsetD32Async(target.data, low, count * 2, stream),
+              "hipMemsetD32Async");
+        } else {
+          // Write the pattern once, then double the filled prefix with
+          // device copies (non-overlapping): log2(count) copies.
+          status = context.check(
+              platform.memcpyAsync(target.data, hostBytes(command), n, stream),
+              "hipMemcpyAsync (fill pattern)");
+          size_t done = n, total = size_t(target.length);
+          while (!status && done < total) {
+            size_t chunk = done < total - done ? done : total - done;
+            status = context.check(
+                platform.memcpyAsync(target.data + done, target.data, chunk,
+                                     stream),
+                "hipMemcpyAsync (fill)");
+            done += chunk;
+          }
+        }
+        break;
+      }
+      case CommandKind::Update: {
+        Span target;
+        status = resolve(command.target, table, &target);
+        if (status || command.bytes.empty()) break;
+        status = context.check(
+            platform.memcpyAsync(target.data, hostBytes(command),
+                                 command.bytes.size(), stream),
+            "hipMemcpyAsync (update)");
+        break;
+      }
+      case CommandKind::Copy: {
+        Span source, target;
+        status = resolve(command.source, table, &source);
+        if (!status) status = resolve(command.target, table, &target);
+        if (status || source.length == 0) break;
+        if (source.length != target.length) {
+          status = makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                              "copy source has %llu bytes but target %llu",
+                              (unsigned long long)source.length,
+                              (unsigned long long)target.length);
+          break;
+        }
+        status = context.check(
+            platform.memcpyAsync(target.data, source.data,
+                                 size_t(source.length), stream),
+            "hipMemcpyAsync (copy)");
+        break;
+      }
+      case CommandKind::Dispatch: {
+        const KernelInfo& kernel = *command.kernel;
+        if (command.workgroupCount[0] == 0 || command.workgroupCount[1] == 0 ||
+            command.workgroupCount[2] == 0)
+          break;  // an empty grid does nothing
+        size_t bindingCount = command.bindings.size();
+        size_t pushCount = command.pushConstants.size();
+        std::vector<void*> pointers(bindingCount);
+        std::vector<uint32_t> constants(command.pushConstants);
+        std::vector<void*> arguments(bindingCount + pushCount);
+        for (size_t i = 0; i < bindingCount && !status; ++i) {
+          Span span;
+          status = resolve(command.bindings[i], table, &span);
+          if (status) {
+            status = annotate(status, "dispatch binding %zu", i);
+            break;
+          }
+          pointers[i] = span.data;
+          arguments[i] = &pointers[i];
+        }
+        if (status) break;
+        for (size_t i = 0; i < pushCount; ++i)
+          arguments[bindingCount + i] = &constants[i];
+        hipError_t error = platform.moduleLaunchKernel(
+            kernel.function, command.workgroupCount, kernel.blockSize,
+            kernel.dynamicSharedBytes, stream, arguments.data());
+        if (error != hipSuccess) {
+          const kiln_hal_executable_export_t& exp =
+              command.executable->exports[command.exportOrdinal];
+          status = annotate(context.check(error, "hipModuleLaunchKernel",
+                                          KILN_STATUS_ABORTED),
+                            "launching kernel '%s' (grid %ux%ux%u, block "
+                            "%ux%ux%u)",
+                            exp.name, command.workgroupCount[0],
+                            command.workgroupCount[1],
+                            command.workgroupCount[2], kernel.blockSize[0],
+                            kernel.blockSize[1], kernel.blockSize[2]);
+        }
+        break;
+      }
+    }
+    if (status) return annotate(status, "command %zu", index);
+  }
+  return nullptr;
+}
+
+kiln_status_t replay(HipCommandBuffer* commandBuffer,
+                     const kiln_hal_binding_t* table, hipStream_t stream) {
+  return issueCommands(commandBuffer, table, stream,
+                       [](const Command& command) {
+                         return static_cast<const void*>(command.bytes.data());
+                       });
+}
+
+// Copies every host payload into one pinned allocation: graph memcpy nodes
+// cannot read pageable memory. Caller holds graphMutex.
+kiln_status_t pinHostBytes(HipCommandBuffer* commandBuffer) {
+  if (commandBuffer->pinnedBytes) return nullptr;
+  size_t total = 0;
+  for (Command& command : commandBuffer->commands) {
+    command.pinnedOffset = total;
+    total += (command.bytes.size() + 15) & ~size_t(15);
+  }
+  if (total == 0) return nullptr;
+  const DeviceContext& context = *commandBuffer->context;
+  void* pinned = nullptr;
+  KILN_HIP_RETURN_IF_ERROR(context.check(
+      context.platform->hostMalloc(&pinned, total), "hipHostMalloc",
+      KILN_STATUS_RESOURCE_EXHAUSTED));
+  for (const Command& command : commandBuffer->commands)
+    if (!command.bytes.empty())
+      std::memcpy(static_cast<uint8_t*>(pinned) + command.pinnedOffset,
+                  command.bytes.data(), command.bytes.size());
+  commandBuffer->pinnedBytes = static_cast<uint8_t*>(pinned);
+  return nullptr;
+}
+
+// The cache key: every slot's resolved address and length (what the
+// captured commands baked in).
+std::vector<uintptr_t> graphKey(HipCommandBuffer* commandBuffer,
+                                const kiln_hal_binding_t* table) {
+  std::vector<uintptr_t> key;
+  key.reserve(commandBuffer->base.binding_capacity * 2);
+  for (uint32_t slot = 0; slot < commandBuffer->base.binding_capacity; ++slot) {
+    const kiln_hal_binding_t& binding = table[slot];
+    HipBuffer* buffer = asHipBuffer(binding.buffer);
+    uint8_t* storage =
+        buffer ? buffer->storage.load(std::memory_order_acquire) : nullptr;
+    key.push_back(storage ? reinterpret_cast<uintptr_t>(storage) + binding.offset
+                          : 0);
+    key.push_back(uintptr_t(binding.length));
+  }
+  return key;
+}
+
+// Captures the commands into a graph. Caller holds graphMutex.
+kiln_status_t captureGraph(HipCommandBuffer* commandBuffer,
+                           const kiln_hal_binding_t* table, hipStream_t stream,
+                           CachedGraph* out) {
+  const DeviceContext& context = *commandBuffer->context;
+  Platform& platform = *context.platform;
+  KILN_HIP_RETURN_IF_ERROR(pinHostBytes(commandBuffer));
+  KILN_HIP_RETURN_IF_ERROR(context.check(platform.streamBeginCapture(stream),
+                                         "hipStreamBeginCapture",
+                                         KILN_STATUS_UNIMPLEMENTED));
+  const uint8_t* pinned = commandBuffer->pinnedBytes;
+  kiln_status_t status = issueCommands(
+      commandBuffer, table, stream, [pinned](const Command& command) {
+        return static_cast<const void*>(pinned + command.pinnedOffset);
+      });
+  // Capture must end whatever happened, or the stream stays unusable.
+  hipGraph_t graph = nullptr;
+  hipError_t error = platform.streamEndCapture(stream, &graph);
+  if (!status && error != hipSuccess)
+    status = context.check(error, "hipStreamEndCapture",
+                           KILN_STATUS_UNIMPLEMENTED);
+  if (!status) {
+    status = context.check(platform.graphInstantiate(&out->exec, graph),
+                           "hipGraphInstantiate", KILN_STATUS_UNIMPLEMENTED);
+  }
+  if (status) {
+    if (graph) platform.graphDestroy(graph);
+    out->exec = nullptr;
+    return status;
+  }
+  out->graph = graph;
+  return nullptr;
+}
+
+}  // namespace
+
+kiln_status_t createCommandBuffer(std::shared_ptr<const DeviceContext> context,
+                                  kiln_hal_command_buffer_mode_t mode,
+                                  uint32_t bindingCapacity,
+                                  kiln_hal_command_buffer_t** outCommandBuffer) {
+  auto* commandBuffer = new (std::nothrow) HipCommandBuffer();
+  if (!commandBuffer)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating a command buffer");
+  kiln_hal_command_buffer_initialize(&kVTable, mode, bindingCapacity,
+                                     &commandBuffer->base);
+  commandBuffer->context = std::move(context);
+  *outCommandBuffer = &commandBuffer->base;
+  return nullptr;
+}
+
+kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* base,
+                                   const DeviceContext& context,
+                                   const kiln_hal_binding_table_t& table) {
+  if (base->resource.vtable != &kVTable)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "command buffer was not created by the hip driver");
+  HipCommandBuffer* commandBuffer = cast(base);
+  if (commandBuffer->context->ordinal != context.ordinal ||
+      commandBuffer->context->platform != context.platform)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "command buffer was created for hip://%d, not hip://%d",
+                      commandBuffer->context->ordinal, context.ordinal);
+  for (const Ref& ref : commandBuffer->slotRefs) {
+    const kiln_hal_binding_t& binding = table.bindings[ref.slot];
+    if (!binding.buffer)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "binding table slot %u is used by the command buffer "
+                        "but not bound",
+                        ref.slot);
+    if (!asHipBuffer(binding.buffer))
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "binding table slot %u: buffer was not created by the "
+                        "hip driver",
+                        ref.slot);
+    bool fits = ref.offset <= binding.length &&
+                (ref.length == KILN_HAL_WHOLE_BUFFER ||
+                 ref.length <= binding.length - ref.offset);
+    if (!fits)
+      return makeStatus(
+          KILN_STATUS_OUT_OF_RANGE,
+          "binding table slot %u binds %llu bytes but the command buffer uses "
+          "[%llu, %llu + %llu) of it",
+          ref.slot, (unsigned long long)binding.length,
+          (unsigned long long)ref.offset, (unsigned long long)ref.offset,
+          (unsigned long long)(ref.length == KILN_HAL_WHOLE_BUFFER ? 0
+                                                                   : ref.length));
+  }
+  return nullptr;
+}
+
+kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,
+                                 const kiln_hal_binding_t* table,
+                                 hipStream_t stream) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  const DeviceContext& context = *commandBuffer->context;
+  bool useGraph = !(base->mode & KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT) &&
+                  context.options.graphs && !commandBuffer->commands.empty();
+  if (!useGraph) return replay(commandBuffer, table, stream);
+
+  std::lock_guard<std::mutex> lock(commandBuffer->graphMutex);
+  if (commandBuffer->graphsFailed) return replay(commandBuffer, table, stream);
+  // Every storage pointer must exist now; a missing one is reported by the
+  // replay's own resolution.
+  for (const Command& command : commandBuffer->commands) {
+    for (const Ref* ref : {&command.target, &command.source}) {
+      if (ref->buffer &&
+          !asHipBuffer(ref->buffer)->storage.load(std::memory_order_acquire))
+        return replay(commandBuffer, table, stream);
+    }
+    for (const Ref& ref : command.bindings)
+      if (ref.buffer &&
+          !asHipBuffer(ref.buffer)->storage.load(std::memory_order_acquire))
+        return replay(commandBuffer, table, stream);
+  }
+  for (const Ref& ref : commandBuffer->slotRefs) {
+    HipBuffer* buffer = asHipBuffer(table[ref.slot].buffer);
+    if (!buffer->storage.load(std::memory_order_acquire))
+      return replay(commandBuffer, table, stream);
+  }
+  std::vector<uintptr_t> key = graphKey(commandBuffer, table);
+  auto& graphs = commandBuffer->graphs;
+  auto hit = graphs.begin();
+  while (hit != graphs.end() && hit->key != key) ++hit;
+  if (hit == graphs.end()) {
+    CachedGraph entry;
+    entry.key = std::move(key);
+    kiln_status_t status = captureGraph(commandBuffer, table, stream, &entry);
+    if (statusCode(status) == KILN_STATUS_UNIMPLEMENTED) {
+      // The runtime cannot capture (old HIP, or a command capture does not
+      // support): remember it and replay from now on.
+      freeStatus(status);
+      commandBuffer->graphsFailed = true;
+      return replay(commandBuffer, table, stream);
+    }
+    KILN_HIP_RETURN_IF_ERROR(status);
+    if (graphs.size() >= kGraphCacheSize) {
+      destroyGraph(context, graphs.back());
+      graphs.pop_back();
+    }
+    graphs.push_front(std::move(entry));
+  } else if (hit != graphs.begin()) {
+    graphs.splice(graphs.begin(), graphs, hit);
+  }
+  return context.check(
+      context.platform->graphLaunch(graphs.front().exec, stream),
+      "hipGraphLaunch", KILN_STATUS_ABORTED);
+}
+
+}  // namespace kiln::hip

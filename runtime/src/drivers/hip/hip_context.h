@@ -1,0 +1,110 @@
+// What every object of the HIP driver shares about its device: the platform
+// and the device ordinal (binding the calling thread to it), plus events,
+// the device-side timepoints of the queue.
+//
+// Ownership: DeviceContext is shared (std::shared_ptr) by the device and by
+// every buffer, executable, event and command buffer made for it, so that
+// they can free their device resources whatever order they are released in.
+// Event is shared by the submission that recorded it and the semaphores
+// that keep it as a timepoint; the last owner destroys it. Thread-safe.
+#ifndef KILN_DRIVERS_HIP_HIP_CONTEXT_H_
+#define KILN_DRIVERS_HIP_HIP_CONTEXT_H_
+
+#include <memory>
+#include <string>
+
+#include "drivers/hip/hip_platform.h"
+#include "drivers/hip/status_util.h"
+#include "kiln/hal/driver_abi.h"
+
+namespace kiln::hip {
+
+// Driver options read from the environment when the driver is created
+// (docs/drivers.md lists them).
+struct DriverOptions {
+  // Record reusable command buffers as HIP/CUDA graphs ($KILN_HIP_GRAPHS=0
+  // replays their command list on the stream instead).
+  bool graphs = true;
+  // Use stream-ordered memory pools for queue_alloca ($KILN_HIP_MEMORY_POOLS).
+  bool memoryPools = true;
+  // Failure injection ($KILN_HIP_INJECT_FAILURE=N): the N-th queue_execute
+  // of each device (1-based) fails as if its kernel launch had failed, and
+  // so does every later N-th one. 0 disables it.
+  uint64_t injectFailureEvery = 0;
+};
+
+struct DeviceContext {
+  std::shared_ptr<Platform> platform;
+  int ordinal = 0;
+  std::string arch;  // "sm_90", "gfx942"
+  DriverOptions options;
+  bool memoryPoolsSupported = false;
+  bool managedMemorySupported = false;
+  size_t totalMemory = 0;
+
+  // Makes this device current on the calling thread.
+  kiln_status_t bind() const {
+    hipError_t error = platform->setDevice(ordinal);
+    if (error != hipSuccess)
+      return platformError(*platform, error, KILN_STATUS_INTERNAL,
+                           ("selecting device hip://" +
+                            std::to_string(ordinal)).c_str());
+    return nullptr;
+  }
+
+  kiln_status_t check(hipError_t error, const char* what,
+                      kiln_status_code_t code = KILN_STATUS_INTERNAL) const {
+    if (error == hipSuccess) return nullptr;
+    return annotate(platformError(*platform, error, code, what), "hip://%d",
+                    ordinal);
+  }
+};
+
+// One device event (no timing, blocking sync).
+class Event {
+ public:
+  static kiln_status_t create(std::shared_ptr<const DeviceContext> context,
+                              std::shared_ptr<Event>* out) {
+    hipEvent_t handle = nullptr;
+    KILN_HIP_RETURN_IF_ERROR(
+        context->check(context->platform->eventCreate(&handle),
+                       "hipEventCreateWithFlags"));
+    out->reset(new Event(std::move(context), handle));
+    return nullptr;
+  }
+  ~Event() {
+    // Destroying an event whose recorded work is still pending is allowed:
+    // the runtime frees it once the work completes.
+    kiln_status_t status = context->bind();
+    if (!status) context->platform->eventDestroy(handle);
+    freeStatus(status);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  hipEvent_t get() const { return handle; }
+  const DeviceContext& deviceContext() const { return *context; }
+
+ private:
+  Event(std::shared_ptr<const DeviceContext> context, hipEvent_t handle)
+      : context(std::move(context)), handle(handle) {}
+  std::shared_ptr<const DeviceContext> context;
+  hipEvent_t handle;
+};
+
+// Reference counting of HAL objects through the inline helpers of
+// driver_abi.h: a plugin cannot call the runtime's kiln_hal_*_retain/release
+// (the runtime may be linked statically into an executable that exports
+// nothing).
+template <typename Object>
+void retain(Object* object) {
+  if (object) kiln_hal_resource_retain(&object->resource);
+}
+template <typename Object>
+void release(Object* object) {
+  if (object) kiln_hal_resource_release(&object->resource);
+}
+
+}  // namespace kiln::hip
+
+#endif  // KILN_DRIVERS_HIP_HIP_CONTEXT_H_

@@ -1,0 +1,515 @@
+#include "drivers/hip/hip_device.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "drivers/hip/hip_buffer.h"
+#include "drivers/hip/hip_command_buffer.h"
+#include "drivers/hip/hip_executable.h"
+#include "drivers/hip/hip_semaphore.h"
+
+namespace kiln::hip {
+namespace {
+
+// How often a queue thread blocked on a wait checks whether its device is
+// being destroyed. Wake-ups on signals are immediate; this only bounds how
+// long device destruction takes when a wait never resolves.
+constexpr kiln_duration_t kShutdownPollNs = 20 * 1000 * 1000;
+
+// A retained copy of a semaphore list.
+struct SemaphoreList {
+  std::vector<kiln_hal_semaphore_t*> semaphores;
+  std::vector<uint64_t> values;
+
+  void assign(const kiln_hal_semaphore_list_t& list) {
+    semaphores.assign(list.semaphores, list.semaphores + list.count);
+    values.assign(list.payload_values, list.payload_values + list.count);
+    for (kiln_hal_semaphore_t* semaphore : semaphores)
+      retain(semaphore);
+  }
+  ~SemaphoreList() {
+    for (kiln_hal_semaphore_t* semaphore : semaphores)
+      release(semaphore);
+  }
+};
+
+const kiln_hal_semaphore_vtable_t* semaphoreVTable(kiln_hal_semaphore_t* s) {
+  return static_cast<const kiln_hal_semaphore_vtable_t*>(s->resource.vtable);
+}
+
+enum class OperationKind { Alloca, Dealloca, Execute };
+
+// One queue operation; owns references to everything it uses.
+struct Operation {
+  OperationKind kind;
+  uint64_t sequence = 0;  // 1-based number of the execute on this device
+  bool injectFailure = false;
+  SemaphoreList wait;
+  SemaphoreList signal;
+  kiln_hal_buffer_t* buffer = nullptr;  // alloca / dealloca, retained
+  std::vector<kiln_hal_command_buffer_t*> commandBuffers;  // retained
+  // One resolved binding table per command buffer (buffers retained).
+  std::vector<std::vector<kiln_hal_binding_t>> tables;
+
+  ~Operation() {
+    release(buffer);
+    for (kiln_hal_command_buffer_t* commandBuffer : commandBuffers)
+      release(commandBuffer);
+    for (auto& table : tables)
+      for (kiln_hal_binding_t& binding : table)
+        release(binding.buffer);
+  }
+};
+
+// An issued operation waiting for the device.
+struct Completion {
+  std::unique_ptr<Operation> operation;
+  std::shared_ptr<Event> event;      // recorded after its work, if issued
+  kiln_status_t status = nullptr;    // issue failure (owned)
+  uint8_t* deferredFree = nullptr;   // dealloca'd storage to free after
+  MemoryKind deferredKind = MemoryKind::Device;
+};
+
+struct HipDevice {
+  kiln_hal_device_t base;
+  kiln_hal_driver_t* driver = nullptr;  // retained
+  std::shared_ptr<const DeviceContext> context;
+  HipAllocator allocator;
+  hipStream_t stream = nullptr;
+  std::atomic<uint64_t> executeCount{0};
+
+  std::mutex mutex;
+  std::condition_variable queueChanged;
+  std::deque<std::unique_ptr<Operation>> queue;
+  bool stopping = false;
+  std::thread issueThread;
+
+  std::mutex completionMutex;
+  std::condition_variable completionChanged;
+  std::deque<Completion> completions;
+  bool issueDone = false;
+  std::thread completionThread;
+
+  bool isStopping() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stopping;
+  }
+  void enqueue(std::unique_ptr<Operation> operation);
+  void issueMain();
+  void completionMain();
+  kiln_status_t resolveWaits(const Operation& operation);
+  kiln_status_t issue(Operation& operation, Completion* completion);
+  void finish(Completion& completion);
+};
+
+HipDevice* cast(kiln_hal_device_t* device) {
+  return reinterpret_cast<HipDevice*>(device);
+}
+
+kiln_status_t HipDevice::resolveWaits(const Operation& operation) {
+  const DeviceContext& ctx = *context;
+  for (size_t i = 0; i < operation.wait.semaphores.size(); ++i) {
+    kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
+    uint64_t value = operation.wait.values[i];
+    while (true) {
+      kiln_time_t deadline = timeNow() + kShutdownPollNs;
+      std::shared_ptr<Event> event;
+      kiln_status_t status =
+          isHipSemaphore(semaphore)
+              ? acquireTimepoint(semaphore, value, deadline, &event)
+              : semaphoreVTable(semaphore)->wait(semaphore, value, deadline);
+      if (statusCode(status) == KILN_STATUS_DEADLINE_EXCEEDED) {
+        freeStatus(status);
+        if (isStopping())
+          return makeStatus(KILN_STATUS_ABORTED,
+                            "hip://%d was destroyed while a queue operation "
+                            "still waited for semaphore %zu to reach %llu",
+                            ctx.ordinal, i, (unsigned long long)value);
+        continue;
+      }
+      if (status)
+        return annotate(status, "wait semaphore %zu of a queue operation on "
+                                "hip://%d",
+                        i, ctx.ordinal);
+      // Work recorded on this device's own stream is ordered already.
+      if (event && &event->deviceContext() != &ctx)
+        KILN_HIP_RETURN_IF_ERROR(ctx.check(
+            ctx.platform->streamWaitEvent(stream, event->get()),
+            "hipStreamWaitEvent"));
+      break;
+    }
+  }
+  return nullptr;
+}
+
+kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
+  switch (operation.kind) {
+    case OperationKind::Alloca:
+      return allocateStorage(asHipBuffer(operation.buffer), stream);
+    case OperationKind::Dealloca: {
+      HipBuffer* buffer = asHipBuffer(operation.buffer);
+      if (!buffer->queueAllocated) return nullptr;
+      completion->deferredKind = buffer->kind;
+      return releaseStorage(buffer, stream, &completion->deferredFree);
+    }
+    case OperationKind::Execute:
+      if (operation.injectFailure)
+        return makeStatus(
+            KILN_STATUS_ABORTED,
+            "injected failure ($KILN_HIP_INJECT_FAILURE=%llu): the kernel "
+            "launches of submission %llu to hip://%d failed",
+            (unsigned long long)context->options.injectFailureEvery,
+            (unsigned long long)operation.sequence, context->ordinal);
+      for (size_t i = 0; i < operation.commandBuffers.size(); ++i) {
+        kiln_status_t status = issueCommandBuffer(
+            operation.commandBuffers[i], operation.tables[i].data(), stream);
+        if (status)
+          return annotate(status, "command buffer %zu of a submission to "
+                                  "hip://%d",
+                          i, context->ordinal);
+      }
+      return nullptr;
+  }
+  return nullptr;
+}
+
+void HipDevice::issueMain() {
+  kiln_status_t bindStatus = context->bind();
+  while (true) {
+    std::unique_ptr<Operation> operation;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      queueChanged.wait(lock, [this] { return stopping || !queue.empty(); });
+      if (queue.empty()) break;  // stopping and drained
+      operation = std::move(queue.front());
+      queue.pop_front();
+    }
+    Completion completion;
+    kiln_status_t status = cloneStatus(bindStatus);
+    if (!status) status = resolveWaits(*operation);
+    if (!status) {
+      status = issue(*operation, &completion);
+      // Even a partly issued operation gets an event, so that its resources
+      // outlive the work already on the stream.
+      std::shared_ptr<Event> event;
+      kiln_status_t eventStatus = Event::create(context, &event);
+      if (!eventStatus)
+        eventStatus = context->check(
+            context->platform->eventRecord(event->get(), stream),
+            "hipEventRecord");
+      if (eventStatus) {
+        if (!status) status = eventStatus;
+        else freeStatus(eventStatus);
+        // Without an event the stream must drain before the release.
+        context->platform->streamSynchronize(stream);
+        event.reset();
+      }
+      completion.event = event;
+      if (!status) {
+        const SemaphoreList& signal = operation->signal;
+        for (size_t i = 0; i < signal.semaphores.size(); ++i)
+          if (isHipSemaphore(signal.semaphores[i]))
+            addTimepoint(signal.semaphores[i], signal.values[i], event);
+      }
+    }
+    completion.status = status;
+    completion.operation = std::move(operation);
+    {
+      std::lock_guard<std::mutex> lock(completionMutex);
+      completions.push_back(std::move(completion));
+    }
+    completionChanged.notify_one();
+  }
+  freeStatus(bindStatus);
+  {
+    std::lock_guard<std::mutex> lock(completionMutex);
+    issueDone = true;
+  }
+  completionChanged.notify_one();
+}
+
+void HipDevice::finish(Completion& completion) {
+  const DeviceContext& ctx = *context;
+  kiln_status_t status = completion.status;
+  completion.status = nullptr;
+  if (completion.event) {
+    hipError_t error = ctx.platform->eventSynchronize(completion.event->get());
+    if (error != hipSuccess && !status)
+      status = annotate(ctx.check(error, "hipEventSynchronize",
+                                  KILN_STATUS_ABORTED),
+                        "the device failed while running a submission");
+    completion.event.reset();
+  }
+  Operation& operation = *completion.operation;
+  // Waits satisfied on the device (stream waits on events) complete before
+  // their signalling submission's host signal; wait for it here so that a
+  // failure there reaches this submission's signals too.
+  for (size_t i = 0; i < operation.wait.semaphores.size() && !status; ++i) {
+    kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
+    while (true) {
+      kiln_status_t waitStatus = semaphoreVTable(semaphore)->wait(
+          semaphore, operation.wait.values[i], timeNow() + kShutdownPollNs);
+      if (statusCode(waitStatus) == KILN_STATUS_DEADLINE_EXCEEDED) {
+        freeStatus(waitStatus);
+        continue;
+      }
+      if (waitStatus)
+        status = annotate(waitStatus, "wait semaphore %zu of a submission to "
+                                      "hip://%d",
+                          i, ctx.ordinal);
+      break;
+    }
+  }
+  if (completion.deferredFree)
+    freeDetached(ctx, completion.deferredKind, completion.deferredFree);
+  // Signal after releasing the operation's references, so that a waiter
+  // sees the resources it handed over released.
+  SemaphoreList signal;
+  signal.semaphores.swap(operation.signal.semaphores);
+  signal.values.swap(operation.signal.values);
+  completion.operation.reset();
+  for (size_t i = 0; i < signal.semaphores.size(); ++i) {
+    kiln_hal_semaphore_t* semaphore = signal.semaphores[i];
+    const kiln_hal_semaphore_vtable_t* vtable = semaphoreVTable(semaphore);
+    if (status) {
+      vtable->fail(semaphore, cloneStatus(status));
+      continue;
+    }
+    kiln_status_t signalStatus = vtable->signal(semaphore, signal.values[i]);
+    // A semaphore that cannot take the value (already past it, or failed) is
+    // failed so that its waiters learn about it.
+    if (signalStatus) vtable->fail(semaphore, signalStatus);
+  }
+  freeStatus(status);
+}
+
+void HipDevice::completionMain() {
+  kiln_status_t bindStatus = context->bind();
+  freeStatus(bindStatus);  // reported by the issue thread's own bind
+  while (true) {
+    Completion completion;
+    {
+      std::unique_lock<std::mutex> lock(completionMutex);
+      completionChanged.wait(
+          lock, [this] { return issueDone || !completions.empty(); });
+      if (completions.empty()) return;  // issue thread done and drained
+      completion = std::move(completions.front());
+      completions.pop_front();
+    }
+    finish(completion);
+  }
+}
+
+void HipDevice::enqueue(std::unique_ptr<Operation> operation) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back(std::move(operation));
+  }
+  queueChanged.notify_one();
+}
+
+//===----------------------------------------------------------------------===//
+// Vtable
+//===----------------------------------------------------------------------===//
+
+void destroy(kiln_hal_device_t* base) {
+  HipDevice* device = cast(base);
+  {
+    std::lock_guard<std::mutex> lock(device->mutex);
+    device->stopping = true;
+  }
+  device->queueChanged.notify_all();
+  if (device->issueThread.joinable()) device->issueThread.join();
+  if (device->completionThread.joinable()) device->completionThread.join();
+  if (device->stream) {
+    kiln_status_t status = device->context->bind();
+    if (!status) device->context->platform->streamDestroy(device->stream);
+    freeStatus(status);
+  }
+  kiln_hal_driver_t* driver = device->driver;
+  delete device;
+  release(driver);
+}
+
+kiln_status_t queryInfo(kiln_hal_device_t* base,
+                        kiln_hal_device_info_t* outInfo) {
+  const DeviceContext& context = *cast(base)->context;
+  Platform& platform = *context.platform;
+  char name[128] = {0};
+  if (platform.deviceGetName(name, sizeof(name) - 1, context.ordinal) !=
+      hipSuccess)
+    std::snprintf(name, sizeof(name), "GPU %d", context.ordinal);
+  outInfo->ordinal = uint32_t(context.ordinal);
+  std::snprintf(outInfo->name, sizeof(outInfo->name), "%s (%s:%s, %s, %s)",
+                name, platform.targetBackend(), context.arch.c_str(),
+                platform.name(), platform.version().c_str());
+  return nullptr;
+}
+
+kiln_hal_allocator_t* allocator(kiln_hal_device_t* base) {
+  return &cast(base)->allocator.base;
+}
+
+kiln_status_t createSemaphoreFn(kiln_hal_device_t*, uint64_t initialValue,
+                                kiln_hal_semaphore_t** outSemaphore) {
+  return createSemaphore(initialValue, outSemaphore);
+}
+
+kiln_status_t createCommandBufferFn(
+    kiln_hal_device_t* base, kiln_hal_command_buffer_mode_t mode,
+    uint32_t bindingCapacity, kiln_hal_command_buffer_t** outCommandBuffer) {
+  return createCommandBuffer(cast(base)->context, mode, bindingCapacity,
+                             outCommandBuffer);
+}
+
+kiln_status_t createExecutableCacheFn(kiln_hal_device_t* base,
+                                      kiln_hal_executable_cache_t** outCache) {
+  return createExecutableCache(cast(base)->context, outCache);
+}
+
+kiln_status_t createChannel(kiln_hal_device_t* base,
+                            const kiln_hal_channel_params_t*,
+                            kiln_hal_channel_t**) {
+  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                    "hip://%d: the hip driver has no collective channels yet "
+                    "(RCCL/NCCL support is not implemented)",
+                    cast(base)->context->ordinal);
+}
+
+std::unique_ptr<Operation> newOperation(OperationKind kind,
+                                        const kiln_hal_semaphore_list_t* wait,
+                                        const kiln_hal_semaphore_list_t* signal) {
+  std::unique_ptr<Operation> operation(new Operation());
+  operation->kind = kind;
+  operation->wait.assign(*wait);
+  operation->signal.assign(*signal);
+  return operation;
+}
+
+kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
+                          const kiln_hal_semaphore_list_t* wait,
+                          const kiln_hal_semaphore_list_t* signal,
+                          const kiln_hal_buffer_params_t* params,
+                          kiln_device_size_t size,
+                          kiln_hal_buffer_t** outBuffer) {
+  HipDevice* device = cast(base);
+  kiln_hal_buffer_t* buffer = nullptr;
+  KILN_HIP_RETURN_IF_ERROR(createBuffer(device->context, params, size,
+                                        /*allocateNow=*/false, &buffer));
+  auto operation = newOperation(OperationKind::Alloca, wait, signal);
+  retain(buffer);
+  operation->buffer = buffer;
+  device->enqueue(std::move(operation));
+  *outBuffer = buffer;
+  return nullptr;
+}
+
+kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
+                            const kiln_hal_semaphore_list_t* wait,
+                            const kiln_hal_semaphore_list_t* signal,
+                            kiln_hal_buffer_t* buffer) {
+  if (!asHipBuffer(buffer))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "queue_dealloca: buffer was not created by the hip "
+                      "driver");
+  auto operation = newOperation(OperationKind::Dealloca, wait, signal);
+  retain(buffer);
+  operation->buffer = buffer;
+  cast(base)->enqueue(std::move(operation));
+  return nullptr;
+}
+
+kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
+                           const kiln_hal_semaphore_list_t* wait,
+                           const kiln_hal_semaphore_list_t* signal,
+                           uint32_t commandBufferCount,
+                           kiln_hal_command_buffer_t* const* commandBuffers,
+                           const kiln_hal_binding_table_t* bindingTables) {
+  HipDevice* device = cast(base);
+  auto operation = newOperation(OperationKind::Execute, wait, signal);
+  operation->tables.resize(commandBufferCount);
+  for (uint32_t i = 0; i < commandBufferCount; ++i) {
+    const kiln_hal_binding_table_t& source = bindingTables[i];
+    auto& table = operation->tables[i];
+    table.resize(source.count);
+    for (uint32_t slot = 0; slot < source.count; ++slot) {
+      kiln_hal_binding_t binding = source.bindings[slot];
+      if (binding.buffer) {
+        // The core checked the range; resolve an open length.
+        if (binding.length == KILN_HAL_WHOLE_BUFFER)
+          binding.length = binding.buffer->byte_length - binding.offset;
+        retain(binding.buffer);
+      }
+      table[slot] = binding;
+    }
+    kiln_hal_binding_table_t resolved = {source.count, table.data()};
+    kiln_status_t status =
+        validateBindingTable(commandBuffers[i], *device->context, resolved);
+    if (status)
+      return annotate(status, "command buffer %u of a submission to hip://%d",
+                      i, device->context->ordinal);
+  }
+  for (uint32_t i = 0; i < commandBufferCount; ++i) {
+    retain(commandBuffers[i]);
+    operation->commandBuffers.push_back(commandBuffers[i]);
+  }
+  operation->sequence = ++device->executeCount;
+  uint64_t every = device->context->options.injectFailureEvery;
+  operation->injectFailure = every != 0 && operation->sequence % every == 0;
+  device->enqueue(std::move(operation));
+  return nullptr;
+}
+
+kiln_status_t queueFlush(kiln_hal_device_t*, kiln_hal_queue_affinity_t) {
+  return nullptr;  // operations are issued as soon as their waits allow
+}
+
+const kiln_hal_device_vtable_t kVTable = {
+    destroy,
+    queryInfo,
+    allocator,
+    createSemaphoreFn,
+    createCommandBufferFn,
+    createExecutableCacheFn,
+    createChannel,
+    queueAlloca,
+    queueDealloca,
+    queueExecute,
+    queueFlush,
+};
+
+}  // namespace
+
+kiln_status_t createDevice(kiln_hal_driver_t* driver,
+                           std::shared_ptr<const DeviceContext> context,
+                           kiln_hal_device_t** outDevice) {
+  KILN_HIP_RETURN_IF_ERROR(context->bind());
+  hipStream_t stream = nullptr;
+  KILN_HIP_RETURN_IF_ERROR(context->check(
+      context->platform->streamCreate(&stream), "hipStreamCreateWithFlags"));
+  auto* device = new (std::nothrow) HipDevice();
+  if (!device) {
+    context->platform->streamDestroy(stream);
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating hip://%d", context->ordinal);
+  }
+  kiln_hal_resource_initialize(&kVTable, &device->base.resource);
+  device->base.driver_name = driver->name;
+  retain(driver);
+  device->driver = driver;
+  device->stream = stream;
+  device->context = context;
+  initializeAllocator(context, &device->allocator);
+  device->issueThread = std::thread([device] { device->issueMain(); });
+  device->completionThread = std::thread([device] { device->completionMain(); });
+  *outDevice = &device->base;
+  return nullptr;
+}
+
+}  // namespace kiln::hip

@@ -1,0 +1,164 @@
+// The `hip` driver object and the plugin entry point of libkiln_hal_hip.so.
+//
+// The driver loads its platform (hip_platform.h) when it is created: a
+// missing library or a machine without a GPU fails driver creation with
+// UNAVAILABLE naming what was tried, so tools and the CTS report it and move
+// on. Devices are the platform's GPUs in its order: hip://0 .. hip://N-1.
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "drivers/hip/hip_context.h"
+#include "drivers/hip/hip_device.h"
+#include "drivers/hip/hip_platform.h"
+#include "drivers/hip/status_util.h"
+
+namespace kiln::hip {
+namespace {
+
+struct HipDriver {
+  kiln_hal_driver_t base;
+  std::shared_ptr<Platform> platform;
+  DriverOptions options;
+  int deviceCount = 0;
+};
+
+HipDriver* cast(kiln_hal_driver_t* driver) {
+  return reinterpret_cast<HipDriver*>(driver);
+}
+
+void destroy(kiln_hal_driver_t* base) { delete cast(base); }
+
+kiln_status_t enumerateDevices(kiln_hal_driver_t* base, uint32_t capacity,
+                               kiln_hal_device_info_t* outInfos,
+                               uint32_t* outCount) {
+  HipDriver* driver = cast(base);
+  Platform& platform = *driver->platform;
+  *outCount = uint32_t(driver->deviceCount);
+  for (uint32_t i = 0; i < capacity && int(i) < driver->deviceCount; ++i) {
+    char name[128] = {0};
+    if (platform.deviceGetName(name, sizeof(name) - 1, int(i)) != hipSuccess)
+      std::snprintf(name, sizeof(name), "GPU %u", i);
+    std::string arch;
+    if (platform.deviceGetArchName(int(i), &arch) != hipSuccess) arch = "?";
+    outInfos[i].ordinal = i;
+    std::snprintf(outInfos[i].name, sizeof(outInfos[i].name), "%s (%s:%s)",
+                  name, platform.targetBackend(), arch.c_str());
+  }
+  return nullptr;
+}
+
+kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
+                             kiln_hal_device_t** outDevice) {
+  HipDriver* driver = cast(base);
+  Platform& platform = *driver->platform;
+  if (int64_t(ordinal) >= driver->deviceCount)
+    return makeStatus(KILN_STATUS_NOT_FOUND,
+                      "hip://%u does not exist: the %s platform has %d "
+                      "device(s)",
+                      ordinal, platform.name(), driver->deviceCount);
+  auto context = std::make_shared<DeviceContext>();
+  context->platform = driver->platform;
+  context->ordinal = int(ordinal);
+  context->options = driver->options;
+  KILN_HIP_RETURN_IF_ERROR(context->bind());
+  KILN_HIP_RETURN_IF_ERROR(
+      context->check(platform.deviceGetArchName(int(ordinal), &context->arch),
+                     "querying the GPU architecture"));
+  int value = 0;
+  context->memoryPoolsSupported =
+      platform.deviceGetAttribute(&value, hipDeviceAttributeMemoryPoolsSupported,
+                                  int(ordinal)) == hipSuccess &&
+      value != 0;
+  value = 0;
+  context->managedMemorySupported =
+      platform.deviceGetAttribute(&value, hipDeviceAttributeManagedMemory,
+                                  int(ordinal)) == hipSuccess &&
+      value != 0;
+  size_t freeBytes = 0, totalBytes = 0;
+  KILN_HIP_RETURN_IF_ERROR(context->check(
+      platform.memGetInfo(&freeBytes, &totalBytes), "hipMemGetInfo"));
+  context->totalMemory = totalBytes;
+  return createDevice(base, std::move(context), outDevice);
+}
+
+const kiln_hal_driver_vtable_t kVTable = {destroy, enumerateDevices,
+                                          createDeviceFn};
+
+// A boolean option: unset -> |fallback|; "0"/"off"/"false" -> false.
+bool envFlag(const char* name, bool fallback) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return fallback;
+  return !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
+           std::strcmp(value, "false") == 0);
+}
+
+kiln_status_t readOptions(DriverOptions* options) {
+  options->graphs = envFlag("KILN_HIP_GRAPHS", true);
+  options->memoryPools = envFlag("KILN_HIP_MEMORY_POOLS", true);
+  const char* inject = std::getenv("KILN_HIP_INJECT_FAILURE");
+  if (inject && *inject) {
+    char* end = nullptr;
+    unsigned long long every = std::strtoull(inject, &end, 10);
+    if (*end)
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "$KILN_HIP_INJECT_FAILURE='%s': expected N, to fail "
+                        "every N-th queue_execute of each device (0: never)",
+                        inject);
+    options->injectFailureEvery = every;
+  }
+  return nullptr;
+}
+
+kiln_status_t createDriver(const kiln_hal_driver_factory_t* factory,
+                           const kiln_hal_host_api_t* host,
+                           kiln_hal_driver_t** outDriver) {
+  setHostApi(host);
+  DriverOptions options;
+  KILN_HIP_RETURN_IF_ERROR(readOptions(&options));
+  std::shared_ptr<Platform> platform;
+  KILN_HIP_RETURN_IF_ERROR(selectPlatform(&platform));
+  int count = 0;
+  hipError_t error = platform->getDeviceCount(&count);
+  if (error != hipSuccess)
+    return platformError(*platform, error, KILN_STATUS_UNAVAILABLE,
+                         "hipGetDeviceCount");
+  auto* driver = new (std::nothrow) HipDriver();
+  if (!driver)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating the hip driver");
+  kiln_hal_resource_initialize(&kVTable, &driver->base.resource);
+  driver->base.name = factory->name;
+  driver->platform = std::move(platform);
+  driver->options = options;
+  driver->deviceCount = count;
+  *outDriver = &driver->base;
+  return nullptr;
+}
+
+const kiln_hal_driver_factory_t kFactories[] = {
+    {"hip",
+     "GPUs through HIP: AMD (libamdhip64) or NVIDIA (CUDA driver API); "
+     "$KILN_HIP_PLATFORM=auto|amd|nvidia",
+     createDriver, nullptr},
+};
+
+}  // namespace
+}  // namespace kiln::hip
+
+extern "C" __attribute__((visibility("default"))) uint32_t
+kiln_hal_driver_plugin_query(uint32_t runtime_abi_version,
+                             const kiln_hal_host_api_t* host,
+                             kiln_hal_driver_plugin_t* out_plugin) {
+  if (runtime_abi_version == KILN_HAL_DRIVER_ABI_VERSION && out_plugin &&
+      host) {
+    kiln::hip::setHostApi(host);
+    out_plugin->factory_count = 1;
+    out_plugin->factories = kiln::hip::kFactories;
+  }
+  return KILN_HAL_DRIVER_ABI_VERSION;
+}

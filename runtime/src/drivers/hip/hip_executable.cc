@@ -1,0 +1,227 @@
+#include "drivers/hip/hip_executable.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace kiln::hip {
+namespace {
+
+struct HipExecutable {
+  kiln_hal_executable_t base;
+  std::shared_ptr<const DeviceContext> context;
+  hipModule_t module = nullptr;
+  std::vector<std::string> names;  // storage for exports[i].name
+  std::vector<kiln_hal_executable_export_t> exports;
+  std::vector<KernelInfo> kernels;
+
+  ~HipExecutable() {
+    if (!module) return;
+    kiln_status_t status = context->bind();
+    if (!status) context->platform->moduleUnload(module);
+    freeStatus(status);
+  }
+};
+
+void destroyExecutable(kiln_hal_executable_t* base) {
+  delete reinterpret_cast<HipExecutable*>(base);
+}
+
+const kiln_hal_executable_vtable_t kExecutableVTable = {destroyExecutable};
+
+struct HipExecutableCache {
+  kiln_hal_executable_cache_t base;
+  std::shared_ptr<const DeviceContext> context;
+};
+
+HipExecutableCache* cast(kiln_hal_executable_cache_t* cache) {
+  return reinterpret_cast<HipExecutableCache*>(cache);
+}
+
+void destroyCache(kiln_hal_executable_cache_t* base) { delete cast(base); }
+
+std::string deviceTarget(const DeviceContext& context) {
+  return std::string(context.platform->targetBackend()) + ":" + context.arch;
+}
+
+bool canPrepareFormat(kiln_hal_executable_cache_t* base, const char* format) {
+  const DeviceContext& context = *cast(base)->context;
+  return std::strcmp(format, context.platform->executableFormat()) == 0 ||
+         format == deviceTarget(context);
+}
+
+// "sm_90" -> 90; 0 if not of that form.
+unsigned smNumber(const std::string& arch) {
+  if (arch.compare(0, 3, "sm_") != 0) return 0;
+  unsigned number = 0;
+  for (size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i)
+    number = number * 10 + unsigned(arch[i] - '0');
+  return number;
+}
+
+// A PTX module states the oldest chip it runs on (".target sm_80"); the
+// driver JIT-compiles it for newer chips but refuses older ones.
+kiln_status_t checkPtxTarget(const DeviceContext& context,
+                             const std::string& ptx) {
+  size_t position = ptx.find(".target");
+  if (position == std::string::npos) return nullptr;  // the loader will judge
+  size_t begin = ptx.find_first_not_of(" \t", position + 7);
+  if (begin == std::string::npos) return nullptr;
+  size_t end = ptx.find_first_of(" \t,\r\n", begin);
+  std::string target = ptx.substr(begin, end - begin);
+  unsigned wanted = smNumber(target), have = smNumber(context.arch);
+  if (wanted && have && wanted > have)
+    return makeStatus(KILN_STATUS_INCOMPATIBLE,
+                      "PTX for %s cannot run on hip://%d (%s)", target.c_str(),
+                      context.ordinal, context.arch.c_str());
+  return nullptr;
+}
+
+// The gfx chip of an AMDGPU code object, from its ELF header's e_flags
+// (EF_AMDGPU_MACH); "" if unknown.
+std::string hsacoChip(const std::vector<char>& image) {
+  if (image.size() < 64 || std::memcmp(image.data(), "\x7f" "ELF", 4) != 0)
+    return "";
+  uint16_t machine = 0;
+  uint32_t flags = 0;
+  std::memcpy(&machine, image.data() + 18, 2);
+  std::memcpy(&flags, image.data() + 48, 4);
+  if (machine != 224) return "";  // EM_AMDGPU
+  struct Mach {
+    uint32_t value;
+    const char* chip;
+  };
+  static const Mach kMachs[] = {
+      {0x2f, "gfx908"}, {0x30, "gfx90a"}, {0x3f, "gfx90a"},
+      {0x40, "gfx940"}, {0x4b, "gfx941"}, {0x4c, "gfx942"},
+      {0x4f, "gfx950"}, {0x41, "gfx1100"}, {0x42, "gfx1101"},
+      {0x43, "gfx1102"}, {0x36, "gfx1030"}, {0x4e, "gfx1201"},
+      {0x4d, "gfx1200"},
+  };
+  for (const Mach& mach : kMachs)
+    if ((flags & 0xff) == mach.value) return mach.chip;
+  return "";
+}
+
+kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
+                                const kiln_hal_executable_params_t* params,
+                                kiln_hal_executable_t** outExecutable) {
+  std::shared_ptr<const DeviceContext> context = cast(base)->context;
+  Platform& platform = *context->platform;
+  if (std::strcmp(params->format, platform.executableFormat()) != 0)
+    return makeStatus(KILN_STATUS_INCOMPATIBLE,
+                      "executable format '%s' cannot run on hip://%d (%s), "
+                      "which loads '%s'",
+                      params->format, context->ordinal,
+                      deviceTarget(*context).c_str(),
+                      platform.executableFormat());
+  // PTX is text that the loader reads up to a NUL; the module's bytes need
+  // not end with one, so load from a terminated copy.
+  std::vector<char> image(static_cast<const char*>(params->data),
+                          static_cast<const char*>(params->data) +
+                              params->data_length);
+  image.push_back('\0');
+  bool ptx = std::strcmp(params->format, "ptx") == 0;
+  if (ptx) {
+    KILN_HIP_RETURN_IF_ERROR(checkPtxTarget(*context, image.data()));
+  } else {
+    std::string chip = hsacoChip(image);
+    if (!chip.empty() && chip != context->arch)
+      return makeStatus(KILN_STATUS_INCOMPATIBLE,
+                        "HSACO for %s cannot run on hip://%d (%s)",
+                        chip.c_str(), context->ordinal, context->arch.c_str());
+  }
+  std::unique_ptr<HipExecutable> executable(new (std::nothrow)
+                                                HipExecutable());
+  if (!executable)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory preparing an executable");
+  executable->context = context;
+  KILN_HIP_RETURN_IF_ERROR(context->bind());
+  hipError_t error = platform.moduleLoadData(&executable->module, image.data());
+  if (error != hipSuccess) {
+    executable->module = nullptr;
+    kiln_status_code_t code = error == hipErrorOutOfMemory
+                                  ? KILN_STATUS_RESOURCE_EXHAUSTED
+                                  : KILN_STATUS_INVALID_ARGUMENT;
+    return annotate(context->check(error, "hipModuleLoadData", code),
+                    "loading a %zu-byte '%s' code object (corrupt, or built "
+                    "for another chip than %s?)",
+                    params->data_length, params->format, context->arch.c_str());
+  }
+  int sharedLimit = 0;
+  platform.deviceGetAttribute(&sharedLimit,
+                              hipDeviceAttributeSharedMemPerBlockOptin,
+                              context->ordinal);
+  executable->names.reserve(params->export_count);
+  for (uint32_t i = 0; i < params->export_count; ++i) {
+    const kiln_hal_executable_export_t& source = params->exports[i];
+    KernelInfo kernel;
+    error = platform.moduleGetFunction(&kernel.function, executable->module,
+                                       source.name);
+    if (error != hipSuccess)
+      return annotate(
+          context->check(error, "hipModuleGetFunction",
+                         KILN_STATUS_INVALID_ARGUMENT),
+          "the code object does not define export %u '%s' (the binary and its "
+          "export table disagree)",
+          i, source.name);
+    for (int d = 0; d < 3; ++d)
+      kernel.blockSize[d] = source.workgroup_size[d] ? source.workgroup_size[d] : 1;
+    int staticShared = 0;
+    platform.funcGetStaticSharedBytes(&staticShared, kernel.function);
+    if (source.shared_memory_bytes > uint32_t(staticShared)) {
+      kernel.dynamicSharedBytes = source.shared_memory_bytes - uint32_t(staticShared);
+      if (sharedLimit > 0 && source.shared_memory_bytes > uint32_t(sharedLimit))
+        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                          "export '%s' needs %u bytes of shared memory; "
+                          "hip://%d allows %d per workgroup",
+                          source.name, source.shared_memory_bytes,
+                          context->ordinal, sharedLimit);
+      KILN_HIP_RETURN_IF_ERROR(context->check(
+          platform.funcSetMaxDynamicSharedBytes(kernel.function,
+                                                int(kernel.dynamicSharedBytes)),
+          "setting the dynamic shared memory limit"));
+    }
+    executable->names.emplace_back(source.name);
+    executable->kernels.push_back(kernel);
+  }
+  for (uint32_t i = 0; i < params->export_count; ++i) {
+    kiln_hal_executable_export_t copy = params->exports[i];
+    copy.name = executable->names[i].c_str();
+    executable->exports.push_back(copy);
+  }
+  kiln_hal_resource_initialize(&kExecutableVTable, &executable->base.resource);
+  executable->base.export_count = params->export_count;
+  executable->base.exports = executable->exports.data();
+  *outExecutable = &executable.release()->base;
+  return nullptr;
+}
+
+const kiln_hal_executable_cache_vtable_t kCacheVTable = {
+    destroyCache, canPrepareFormat, prepareExecutable};
+
+}  // namespace
+
+kiln_status_t createExecutableCache(std::shared_ptr<const DeviceContext> context,
+                                    kiln_hal_executable_cache_t** outCache) {
+  auto* cache = new (std::nothrow) HipExecutableCache();
+  if (!cache)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating an executable cache");
+  kiln_hal_resource_initialize(&kCacheVTable, &cache->base.resource);
+  cache->context = std::move(context);
+  *outCache = &cache->base;
+  return nullptr;
+}
+
+const KernelInfo* lookupKernel(kiln_hal_executable_t* executable,
+                               uint32_t ordinal) {
+  if (!executable || executable->resource.vtable != &kExecutableVTable)
+    return nullptr;
+  auto* hip = reinterpret_cast<HipExecutable*>(executable);
+  return ordinal < hip->kernels.size() ? &hip->kernels[ordinal] : nullptr;
+}
+
+}  // namespace kiln::hip
