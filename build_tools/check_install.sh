@@ -24,3 +24,19 @@ grep -q "output 0: 2x3xf32 = 11 22 33 44 55 66" <<<"$out" || {
   exit 1
 }
 echo "check_install.sh: installed tools, library and headers work"
+
+# The out-of-tree driver sample: build samples/custom_driver against the
+# installed headers only, load it into the installed kiln-run with --plugin
+# and run the same module on its `sample` device.
+cmake -G Ninja -S "$root/samples/custom_driver" -B "$work/custom_driver" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+ninja -C "$work/custom_driver" >/dev/null
+out=$("$work/prefix/bin/kiln-run" "$work/add.vmfb" \
+  --plugin="$work/custom_driver/libkiln_hal_sample.so" --device=sample \
+  --function=main --input=2x3xf32=1,2,3,4,5,6 --input=2x3xf32=1,2,3,4,5,6)
+echo "$out"
+grep -q "result\[0\]: 2x3xf32=\[11 22 33\]\[44 55 66\]" <<<"$out" || {
+  echo "check_install.sh: unexpected output from kiln-run on the sample driver" >&2
+  exit 1
+}
+echo "check_install.sh: an out-of-tree driver plugin builds and runs against the install"
