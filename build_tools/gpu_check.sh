@@ -15,7 +15,10 @@
 #   2. the hip stress tests (threads, out-of-order signals, injected failure);
 #   3. the platform tests (missing libraries named; no crash);
 #   4. kiln-run: the test module's functions on `hip` (its cuda:sm_80 PTX
-#      variant) against the results `local` gives.
+#      variant) against the results `local` gives;
+#   5. the tests/e2e corpus compiled for cuda, when packed next to DIR
+#      (build_tools/e2e_device.py pack --out=carry/e2e), against the lit
+#      suite's expected values.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -104,6 +107,21 @@ kiln_run_case add --input=2x3xf32=1,2,3,4,5,6 --input=2x3xf32=0.5,0.25,8,-4,10,1
 kiln_run_case add_bias --input=2x3xf32=1,2,3,4,5,6
 kiln_run_case fill
 summary+=("kiln-run: $run_ok/$run_total equal to local")
+
+# The e2e corpus compiled for cuda (build_tools/e2e_device.py pack, into
+# E2E_PACK, default DIR/../e2e) against the lit suite's expected outputs.
+e2e_pack=${E2E_PACK:-$dir/../e2e}
+if [ -f "$e2e_pack/manifest.json" ]; then
+  timeout 300 python3 "$root/build_tools/e2e_device.py" run \
+    --kiln-run="$dir/bin/kiln-run" --device=hip --pack="$e2e_pack" \
+    --timeout=30 >"$log/e2e.log" 2>&1
+  rc=$?
+  grep '^FAIL' "$log/e2e.log" | head -40
+  summary+=("$(tail -n 1 "$log/e2e.log")")
+  [ $rc -eq 0 ] || failures+=("e2e (exit $rc)")
+else
+  summary+=("e2e: not packed")
+fi
 
 status=PASS
 [ ${#failures[@]} -eq 0 ] || status=FAIL
