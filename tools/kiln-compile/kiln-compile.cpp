@@ -1,16 +1,20 @@
 //===- kiln-compile.cpp - Compile a tensor program to a .vmfb module ------===//
 //
 //   kiln-compile in.mlir --target=host -o out.vmfb
+//   kiln-compile in.mlir --target=rocm,cuda,host --rocm-chip=gfx942,gfx1100
 //
-// Phases: input conversion -> dispatch creation -> kernel codegen per
-// executable -> host lowering -> module serialization. Every failure is a
+// Phases: input conversion -> dispatch creation -> host lowering -> kernel
+// codegen per executable, per target and per chip -> module serialization
+// (one variant per target chip in each executable). Every failure is a
 // located diagnostic and a non-zero exit status.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/HostLowering/ModuleWriter.h"
 #include "kiln/Pipelines/Pipelines.h"
+#include "kiln/Target/CUDA/CUDATarget.h"
 #include "kiln/Target/Host/HostTarget.h"
+#include "kiln/Target/ROCM/ROCMTarget.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -21,6 +25,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -43,9 +49,38 @@ static cl::opt<std::string>
                             ".vmfb, or out.vmfb for stdin; '-' for stdout)"),
                    cl::value_desc("file"), cl::cat(kilnCategory));
 static cl::opt<std::string>
-    target("target",
-           cl::desc("Device the module is compiled for (supported: host)"),
-           cl::value_desc("name"), cl::init("host"), cl::cat(kilnCategory));
+    targetList("target",
+               cl::desc("Comma-separated targets the module is compiled for: "
+                        "host, rocm, cuda (default: host)"),
+               cl::value_desc("t1,t2"), cl::init("host"), cl::cat(kilnCategory));
+static cl::opt<std::string> rocmChipList(
+    "rocm-chip",
+    cl::desc("Comma-separated AMD chips of --target=rocm, one HSACO each "
+             "(default: gfx942)"),
+    cl::value_desc("gfx942,gfx1100"), cl::init("gfx942"), cl::cat(kilnCategory));
+static cl::opt<std::string> cudaChipList(
+    "cuda-chip",
+    cl::desc("Comma-separated NVIDIA chips of --target=cuda, one PTX each "
+             "(default: sm_90)"),
+    cl::value_desc("sm_80,sm_90"), cl::init("sm_90"), cl::cat(kilnCategory));
+static cl::opt<std::string> rocmDeviceLibs(
+    "rocm-device-libs",
+    cl::desc("Directory holding AMD device-library bitcode (ocml.bc, "
+             "ockl.bc); default: the usual install places"),
+    cl::value_desc("DIR"), cl::cat(kilnCategory));
+static cl::opt<unsigned> gpuOptLevel(
+    "gpu-opt-level",
+    cl::desc("LLVM optimization level of rocm and cuda kernels (0-3)"),
+    cl::init(3), cl::cat(kilnCategory));
+enum class CompileMode { Program, Executable };
+static cl::opt<CompileMode> compileMode(
+    "compile-mode", cl::desc("What the input holds"),
+    cl::values(clEnumValN(CompileMode::Program, "program",
+                          "a tensor program (default)"),
+               clEnumValN(CompileMode::Executable, "executable",
+                          "kiln.executable ops only, compiled as they are "
+                          "(tests; kernels may be pre-lowered llvm.func)")),
+    cl::init(CompileMode::Program), cl::cat(kilnCategory));
 static cl::opt<std::string>
     hostCpu("host-cpu",
             cl::desc("LLVM CPU name for --target=host kernels, e.g. x86-64, "
@@ -71,15 +106,26 @@ static cl::opt<bool> verbose("v", cl::desc("Print progress to stderr"),
 
 namespace {
 
+enum class Target { Host, ROCM, CUDA };
+
+// What to compile executables for, read from the command line before any
+// codegen runs (in-process lld resets cl::opt values).
+struct TargetOptions {
+  SmallVector<Target> targets;
+  kiln::HostTargetOptions host;
+  kiln::ROCMTargetOptions rocm;
+  kiln::CUDATargetOptions cuda;
+};
+
 class Compiler {
 public:
-  Compiler(MLIRContext &context, ModuleOp module)
+  Compiler(MLIRContext &context, ModuleOp module, TargetOptions targetOptions)
       : context(context), module(module), verbose(::verbose),
-        dumpDir(dumpIntermediates), hostOptions(makeHostOptions()) {}
+        dumpDir(dumpIntermediates), options(std::move(targetOptions)) {}
 
   LogicalResult runPhase(StringRef name,
                          function_ref<void(OpPassManager &)> build);
-  LogicalResult compileExecutables(kiln::HostBinaryMap &binaries);
+  LogicalResult compileExecutables(kiln::ExecutableBinaryMap &binaries);
 
 private:
   LogicalResult dump(StringRef name);
@@ -88,19 +134,11 @@ private:
       llvm::errs() << "kiln-compile: " << message << "\n";
   }
 
-  static kiln::HostTargetOptions makeHostOptions() {
-    kiln::HostTargetOptions options;
-    options.cpu = hostCpu;
-    options.features = hostFeatures;
-    options.optLevel = hostOptLevel;
-    return options;
-  }
-
   MLIRContext &context;
   ModuleOp module;
   bool verbose;
   std::string dumpDir;
-  kiln::HostTargetOptions hostOptions;
+  TargetOptions options;
   unsigned phaseCount = 0;
 };
 
@@ -139,26 +177,149 @@ LogicalResult Compiler::runPhase(StringRef name,
   return dump(name);
 }
 
-LogicalResult Compiler::compileExecutables(kiln::HostBinaryMap &binaries) {
+LogicalResult Compiler::compileExecutables(kiln::ExecutableBinaryMap &binaries) {
   ++phaseCount;
   for (auto executable : module.getOps<kiln::ExecutableOp>()) {
-    progress("codegen " + executable.getSymName() + " for host");
-    kiln::HostTargetOptions options = hostOptions;
+    std::string executableDumpDir;
     if (!dumpDir.empty()) {
       SmallString<256> dir(dumpDir);
       llvm::sys::path::append(dir, executable.getSymName());
       if (std::error_code ec = llvm::sys::fs::create_directories(dir))
         return executable.emitError("cannot create ")
                << dir << ": " << ec.message();
-      options.dumpDir = std::string(dir);
+      executableDumpDir = std::string(dir);
     }
-    FailureOr<kiln::HostExecutableBinary> binary =
-        kiln::compileExecutableForHost(executable, options);
-    if (failed(binary))
-      return failure();
-    binaries[executable.getSymName()] = std::move(*binary);
+    std::vector<kiln::ExecutableVariantBinary> &variants =
+        binaries[executable.getSymName()];
+    for (Target target : options.targets) {
+      switch (target) {
+      case Target::Host: {
+        progress("codegen " + executable.getSymName() + " for host");
+        kiln::HostTargetOptions hostOptions = options.host;
+        hostOptions.dumpDir = executableDumpDir;
+        FailureOr<kiln::HostExecutableBinary> binary =
+            kiln::compileExecutableForHost(executable, hostOptions);
+        if (failed(binary))
+          return failure();
+        variants.push_back(kiln::makeHostVariant(std::move(*binary)));
+        break;
+      }
+      case Target::ROCM: {
+        progress("codegen " + executable.getSymName() + " for rocm:" +
+                 llvm::join(options.rocm.chips, ","));
+        kiln::ROCMTargetOptions rocmOptions = options.rocm;
+        rocmOptions.dumpDir = executableDumpDir;
+        FailureOr<std::vector<kiln::ROCMExecutableBinary>> chipBinaries =
+            kiln::compileExecutableForROCM(executable, rocmOptions);
+        if (failed(chipBinaries))
+          return failure();
+        for (kiln::ROCMExecutableBinary &binary : *chipBinaries)
+          variants.push_back(kiln::makeROCMVariant(std::move(binary)));
+        break;
+      }
+      case Target::CUDA: {
+        progress("codegen " + executable.getSymName() + " for cuda:" +
+                 llvm::join(options.cuda.chips, ","));
+        kiln::CUDATargetOptions cudaOptions = options.cuda;
+        cudaOptions.dumpDir = executableDumpDir;
+        FailureOr<std::vector<kiln::CUDAExecutableBinary>> chipBinaries =
+            kiln::compileExecutableForCUDA(executable, cudaOptions);
+        if (failed(chipBinaries))
+          return failure();
+        for (kiln::CUDAExecutableBinary &binary : *chipBinaries)
+          variants.push_back(kiln::makeCUDAVariant(std::move(binary)));
+        break;
+      }
+      }
+    }
   }
   return success();
+}
+
+// Splits a comma-separated option value; an empty item (",," or a trailing
+// comma) or a repeated one is an error naming the option.
+static FailureOr<std::vector<std::string>> splitList(StringRef option,
+                                                     StringRef value) {
+  std::vector<std::string> items;
+  SmallVector<StringRef> parts;
+  value.split(parts, ',');
+  for (StringRef part : parts) {
+    StringRef item = part.trim();
+    if (item.empty()) {
+      llvm::errs() << "kiln-compile: error: --" << option << "='" << value
+                   << "' has an empty item\n";
+      return failure();
+    }
+    if (llvm::is_contained(items, item)) {
+      llvm::errs() << "kiln-compile: error: --" << option << " lists '"
+                   << item << "' twice\n";
+      return failure();
+    }
+    items.push_back(item.str());
+  }
+  return items;
+}
+
+// Reads every target option; prints the error and fails on an unknown
+// target or chip.
+static FailureOr<TargetOptions> parseTargetOptions() {
+  TargetOptions options;
+  FailureOr<std::vector<std::string>> targets = splitList("target", targetList);
+  if (failed(targets))
+    return failure();
+  for (const std::string &name : *targets) {
+    std::optional<Target> target =
+        llvm::StringSwitch<std::optional<Target>>(name)
+            .Case("host", Target::Host)
+            .Case("rocm", Target::ROCM)
+            .Case("cuda", Target::CUDA)
+            .Default(std::nullopt);
+    if (!target) {
+      llvm::errs() << "kiln-compile: error: unsupported target '" << name
+                   << "'; supported targets: host, rocm, cuda\n";
+      return failure();
+    }
+    options.targets.push_back(*target);
+  }
+  options.host.cpu = hostCpu;
+  options.host.features = hostFeatures;
+  options.host.optLevel = hostOptLevel;
+  if (gpuOptLevel > 3) {
+    llvm::errs() << "kiln-compile: error: --gpu-opt-level must be 0 to 3\n";
+    return failure();
+  }
+  bool wantsROCM = llvm::is_contained(options.targets, Target::ROCM);
+  bool wantsCUDA = llvm::is_contained(options.targets, Target::CUDA);
+  if (!wantsROCM && rocmChipList.getNumOccurrences()) {
+    llvm::errs() << "kiln-compile: error: --rocm-chip needs --target=rocm\n";
+    return failure();
+  }
+  if (!wantsCUDA && cudaChipList.getNumOccurrences()) {
+    llvm::errs() << "kiln-compile: error: --cuda-chip needs --target=cuda\n";
+    return failure();
+  }
+  FailureOr<std::vector<std::string>> rocmChips =
+      splitList("rocm-chip", rocmChipList);
+  FailureOr<std::vector<std::string>> cudaChips =
+      splitList("cuda-chip", cudaChipList);
+  if (failed(rocmChips) || failed(cudaChips))
+    return failure();
+  options.rocm.chips = std::move(*rocmChips);
+  options.rocm.optLevel = gpuOptLevel;
+  options.rocm.deviceLibsDir = rocmDeviceLibs;
+  options.cuda.chips = std::move(*cudaChips);
+  options.cuda.optLevel = gpuOptLevel;
+  if (llvm::Error error = kiln::verifyROCMChips(options.rocm.chips)) {
+    llvm::errs() << "kiln-compile: error: --rocm-chip: "
+                 << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+  if (llvm::Error error = kiln::verifyCUDAChips(options.cuda.chips)) {
+    llvm::errs() << "kiln-compile: error: --cuda-chip: "
+                 << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+  return options;
 }
 
 static std::string getDefaultOutputName() {
@@ -195,18 +356,18 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "Kiln compiler: compiles an MLIR tensor program to a .vmfb module\n\n"
-      "  kiln-compile model.mlir --target=host -o model.vmfb\n\n"
+      "  kiln-compile model.mlir --target=host -o model.vmfb\n"
+      "  kiln-compile model.mlir --target=rocm,cuda,host "
+      "--rocm-chip=gfx942,gfx1100 --cuda-chip=sm_90\n\n"
       "The input is one MLIR file of public func.func functions over "
       "static-shape tensors\n(i1, i8, i16, i32, i64, f16, bf16, f32, f64) "
       "using linalg, tensor, arith, math\nand tosa ops. Each public function "
       "becomes a module function; run it with\nkiln-run and inspect the "
       "module with kiln-dump.\n");
 
-  if (target != "host") {
-    llvm::errs() << "kiln-compile: error: unsupported target '" << target
-                 << "'; supported targets: host\n";
+  FailureOr<TargetOptions> targetOptions = parseTargetOptions();
+  if (failed(targetOptions))
     return 1;
-  }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
@@ -260,14 +421,25 @@ int main(int argc, char **argv) {
       outputFilename.empty() ? getDefaultOutputName() : outputFilename;
   bool beVerbose = verbose;
 
-  Compiler compiler(context, *module);
-  kiln::HostBinaryMap binaries;
-  if (failed(compiler.runPhase("input", kiln::buildKilnInputPipeline)) ||
-      failed(compiler.runPhase("dispatch-creation",
-                               kiln::buildKilnDispatchCreationPipeline)) ||
-      failed(compiler.runPhase("host-lowering",
-                               kiln::buildKilnHostLoweringPipeline)) ||
-      failed(compiler.compileExecutables(binaries)))
+  Compiler compiler(context, *module, std::move(*targetOptions));
+  kiln::ExecutableBinaryMap binaries;
+  if (compileMode == CompileMode::Executable) {
+    for (Operation &op : module->getBody()->getOperations())
+      if (!isa<kiln::ExecutableOp>(op)) {
+        op.emitError("--compile-mode=executable expects only kiln.executable "
+                     "ops, found '")
+            << op.getName() << "'";
+        return 1;
+      }
+  } else if (failed(compiler.runPhase("input", kiln::buildKilnInputPipeline)) ||
+             failed(compiler.runPhase(
+                 "dispatch-creation",
+                 kiln::buildKilnDispatchCreationPipeline)) ||
+             failed(compiler.runPhase("host-lowering",
+                                      kiln::buildKilnHostLoweringPipeline))) {
+    return 1;
+  }
+  if (failed(compiler.compileExecutables(binaries)))
     return 1;
 
   auto output = openOutputFile(outputPath, &error);

@@ -17,11 +17,14 @@ namespace {
 using namespace kiln::schema;  // NOLINT
 
 const char kUsage[] =
-    "usage: kiln-dump MODULE.vmfb [--commands]\n"
+    "usage: kiln-dump MODULE.vmfb [--commands] [--resources]\n"
     "\n"
     "Prints the contents of a compiled Kiln module.\n"
-    "  --commands  list every command of every function with its buffers\n"
-    "  --help      show this help\n";
+    "  --commands   list every command of every function with its buffers\n"
+    "  --resources  print only the resource table: one line per kernel and\n"
+    "               target chip with workgroup size and count, VGPRs, SGPRs,\n"
+    "               AGPRs, LDS (shared memory) and scratch bytes\n"
+    "  --help       show this help\n";
 
 std::string TypeString(const TensorType* type) {
   std::string text;
@@ -129,9 +132,35 @@ void PrintCommand(const Module& module, uint32_t index,
   }
 }
 
+// One line per export per variant, aligned, for people and for scripts
+// (e.g. a test that fails on "scratch <nonzero>").
+void PrintResources(const Module& module) {
+  std::printf("%-32s %-14s %-12s %-12s %5s %5s %5s %7s %8s\n", "kernel",
+              "target", "workgroup", "count", "vgpr", "sgpr", "agpr", "lds",
+              "scratch");
+  if (!module.executables()) return;
+  for (const Executable* executable : *module.executables()) {
+    if (!executable->variants()) continue;
+    for (const ExecutableVariant* variant : *executable->variants()) {
+      if (!variant->exports()) continue;
+      for (const ExecutableExport* exp : *variant->exports()) {
+        std::printf("%-32s %-14s %-12s %-12s %5u %5u %5u %7u %8u\n",
+                    exp->name()->c_str(), variant->target()->c_str(),
+                    exp->workgroup_size()
+                        ? Triple(exp->workgroup_size()).c_str()
+                        : "1x1x1",
+                    Triple(exp->workgroup_count()).c_str(), exp->vgpr_count(),
+                    exp->sgpr_count(), exp->agpr_count(),
+                    exp->shared_memory_bytes(), exp->scratch_bytes());
+      }
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   std::string path;
   bool commands = false;
+  bool resources = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -139,6 +168,8 @@ int Main(int argc, char** argv) {
       return 0;
     } else if (arg == "--commands") {
       commands = true;
+    } else if (arg == "--resources") {
+      resources = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "error: unknown option '%s' (see --help)\n",
                    arg.c_str());
@@ -163,6 +194,10 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const Module& module = image->module();
+  if (resources) {
+    PrintResources(module);
+    return 0;
+  }
   auto str = [](const flatbuffers::String* s) {
     return s ? s->str() : std::string();
   };

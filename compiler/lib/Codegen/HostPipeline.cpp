@@ -29,6 +29,7 @@ static void buildTileStage(OpPassManager &pm,
   HostSelectStrategyPassOptions strategy;
   strategy.maxWorkgroups = options.maxWorkgroups;
   strategy.minWorkPerWorkgroup = options.minWorkPerWorkgroup;
+  strategy.vectorWidth = options.vectorWidth;
   f.addPass(createHostSelectStrategyPass(strategy));
   f.addPass(createHostTileAndDistributePass());
   addCleanup(f);
@@ -49,7 +50,21 @@ static void buildDistributeStage(OpPassManager &pm,
   pm.nest<func::FuncOp>().addPass(createHostMapForallToWorkgroupsPass());
 }
 
-// 4. Loops over scalars. 16-bit floats compute in f32 with conversions
+// 4. Inside each workgroup: register tiles, vectorized where the vectorizer
+//    can, lowered to 1-D vector loads, stores and FMAs. The rest stays
+//    linalg for the scalar stage.
+static void buildVectorizeStage(OpPassManager &pm,
+                                const HostCodegenPipelineOptions &options) {
+  if (options.vectorWidth <= 0)
+    return;
+  OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createHostVectorizePass());
+  addCleanup(f);
+  f.addPass(createHostLowerVectorsPass());
+  addCleanup(f);
+}
+
+// 5. Loops over scalars. 16-bit floats compute in f32 with conversions
 //    expanded to integer ops; math ops become arithmetic or libm calls.
 static void buildScalarStage(OpPassManager &pm,
                              const HostCodegenPipelineOptions &) {
@@ -66,13 +81,18 @@ static void buildScalarStage(OpPassManager &pm,
   addCleanup(f);
 }
 
-// 5. LLVM dialect: bindings are bare pointers (shapes are static), then the
+// 6. LLVM dialect: bindings are bare pointers (shapes are static), then the
 //    host_abi.h entry point wraps each kernel.
 static void buildLLVMStage(OpPassManager &pm,
                            const HostCodegenPipelineOptions &) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // Reductions may reassociate: a tree of vector adds instead of a serial
+  // chain (the scalar loops were serial; results differ by rounding only).
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Intrinsics first: math-to-libm rejects ops it has no function for
   // (e.g. copysign from ceil's expansion); what LLVM has no intrinsic for
   // (erf, ...) then becomes a libm call.
@@ -96,6 +116,7 @@ ArrayRef<HostCodegenStage> getHostCodegenStages() {
       {"tile", buildTileStage},
       {"bufferize", buildBufferizeStage},
       {"distribute", buildDistributeStage},
+      {"vectorize", buildVectorizeStage},
       {"scalar", buildScalarStage},
       {"llvm", buildLLVMStage},
   };

@@ -1,6 +1,7 @@
 //===- Passes.cpp - Kiln codegen pass registration ------------------------===//
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/Codegen/GPUPipeline.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/SubsetInsertionOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassRegistry.h"
 
 namespace mlir::kiln {
@@ -34,7 +36,7 @@ void registerHostCodegenDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, func::FuncDialect,
                   gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, vector::VectorDialect>();
   // Tiling, fusion and bufferization see these ops through interfaces that
   // live outside the dialects.
   linalg::registerTilingInterfaceExternalModels(registry);
@@ -49,6 +51,22 @@ void registerHostCodegenDialects(DialectRegistry &registry) {
       registry);
 }
 
+namespace {
+struct GPUCodegenPipelineOptions
+    : public PassPipelineOptions<GPUCodegenPipelineOptions> {
+  Option<std::string> backend{*this, "backend",
+                              llvm::cl::desc("rocdl or nvvm"),
+                              llvm::cl::init("rocdl")};
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("gfx942, gfx1100, sm_90, ..."),
+                           llvm::cl::init("gfx942")};
+  Option<unsigned> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("Override the chip's wave/warp size (0: from the chip)"),
+      llvm::cl::init(0)};
+};
+} // namespace
+
 void registerKilnCodegenPasses() {
   registerKilnCodegenGenPasses();
   PassPipelineRegistration<>(
@@ -56,6 +74,18 @@ void registerKilnCodegenPasses() {
       "Lower tensor kernels to LLVM dialect host_abi.h entry points",
       [](OpPassManager &pm) {
         buildHostCodegenPipeline(pm, HostCodegenPipelineOptions());
+      });
+  PassPipelineRegistration<GPUCodegenPipelineOptions>(
+      "kiln-gpu-codegen",
+      "Lower tensor kernels to ROCDL or NVVM kernels in the LLVM dialect",
+      [](OpPassManager &pm, const GPUCodegenPipelineOptions &opts) {
+        GPUBackend backend = opts.backend == "nvvm" ? GPUBackend::NVVM
+                                                    : GPUBackend::ROCDL;
+        GPUCodegenOptions options =
+            getGPUCodegenOptionsForChip(backend, opts.chip);
+        if (opts.subgroupSize)
+          options.subgroupSize = opts.subgroupSize;
+        buildGPUCodegenPipeline(pm, options);
       });
 }
 

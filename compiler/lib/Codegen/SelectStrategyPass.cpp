@@ -7,6 +7,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "HostRegisterTiles.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -37,6 +39,9 @@ struct Strategy {
   // Number of tiles per tiled loop, in loop order (only loops with a non-zero
   // tile size).
   SmallVector<int64_t> tileCounts;
+  // Register tile of the root op, one entry per root loop (empty: the root
+  // is not a linalg op, or vectorization is off).
+  SmallVector<int64_t> vectorSizes;
 };
 
 // The op whose loops carry the kernel's main work: the (last) op with
@@ -93,7 +98,8 @@ static int64_t pickTileSize(int64_t size, int64_t minTile) {
 }
 
 static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
-                               int64_t minWorkPerWorkgroup) {
+                               int64_t minWorkPerWorkgroup,
+                               int64_t vectorWidth) {
   Strategy single{"single", "", {}, {}};
   if (func.getNumResults() != 1)
     return single;
@@ -116,6 +122,11 @@ static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
   strategy.kind = classifyRoot(root);
   strategy.root = root->getName().getStringRef().str();
   strategy.tileSizes.assign(sizes.size(), 0);
+  // Convolutions have no register tiling (kiln-host-vectorize leaves them
+  // scalar), so none is recorded.
+  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root);
+      linalgRoot && vectorWidth > 0 && strategy.kind != "conv")
+    strategy.vectorSizes = getHostRegisterTile(linalgRoot, vectorWidth);
 
   int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(
                                                   minWorkPerWorkgroup, 1),
@@ -180,7 +191,7 @@ struct HostSelectStrategyPass
     if (func.isExternal())
       return;
     Strategy strategy =
-        selectStrategy(func, maxWorkgroups, minWorkPerWorkgroup);
+        selectStrategy(func, maxWorkgroups, minWorkPerWorkgroup, vectorWidth);
     // Workgroup grid: the innermost tiled loop runs along x.
     SmallVector<int64_t> grid(strategy.tileCounts.rbegin(),
                               strategy.tileCounts.rend());
@@ -196,6 +207,12 @@ struct HostSelectStrategyPass
         "tile_sizes", b.getDenseI64ArrayAttr(strategy.tileSizes)));
     entries.push_back(
         b.getNamedAttr("workgroup_count", b.getDenseI64ArrayAttr(grid)));
+    if (vectorWidth > 0)
+      entries.push_back(b.getNamedAttr("vector_width",
+                                       b.getI64IntegerAttr(vectorWidth)));
+    if (!strategy.vectorSizes.empty())
+      entries.push_back(b.getNamedAttr(
+          "vector_sizes", b.getDenseI64ArrayAttr(strategy.vectorSizes)));
     func->setAttr(kHostStrategyAttrName, b.getDictionaryAttr(entries));
   }
 };

@@ -2,7 +2,8 @@
 //
 // Builds the module with the FlatBuffers object API: the lowered IR already
 // holds every decision (buffers, commands, rodata), so this file only maps
-// ops to schema tables and checks that the binaries match the IR.
+// ops to schema tables and checks that the binaries of every target variant
+// match the IR. The launch contract of GPU variants is in ModuleWriter.h.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/HostLowering/ModuleWriter.h"
@@ -10,11 +11,13 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/schemas/module_generated.h"
 #include "module_constants.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -125,12 +128,88 @@ static LogicalResult getConstantBytes(Location loc, ElementsAttr value,
   return success();
 }
 
+ExecutableVariantBinary mlir::kiln::makeHostVariant(HostExecutableBinary binary) {
+  ExecutableVariantBinary variant;
+  variant.target = "host:x86_64";
+  variant.format = KILN_HOST_FORMAT;
+  variant.binary = std::move(binary.sharedObject);
+  for (const HostKernelExport &kernel : binary.exports) {
+    VariantExport entry;
+    entry.name = kernel.name;
+    entry.workgroupCount = kernel.workgroupCount;
+    entry.bindingCount = kernel.bindingCount;
+    variant.exports.push_back(std::move(entry));
+  }
+  return variant;
+}
+
+ExecutableVariantBinary mlir::kiln::makeROCMVariant(ROCMExecutableBinary binary) {
+  ExecutableVariantBinary variant;
+  variant.target = "rocm:" + binary.chip;
+  variant.format = kROCMBinaryFormat.str();
+  variant.binary = std::move(binary.hsaco);
+  for (const ROCMKernelExport &kernel : binary.exports) {
+    VariantExport entry;
+    entry.name = kernel.name;
+    entry.workgroupCount = kernel.workgroupCount;
+    entry.workgroupSize = kernel.workgroupSize;
+    entry.bindingCount = kernel.bindingCount;
+    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
+    entry.vgprCount = kernel.vgprCount;
+    entry.sgprCount = kernel.sgprCount;
+    entry.agprCount = kernel.agprCount;
+    entry.scratchBytes = kernel.scratchBytes;
+    variant.exports.push_back(std::move(entry));
+  }
+  return variant;
+}
+
+ExecutableVariantBinary mlir::kiln::makeCUDAVariant(CUDAExecutableBinary binary) {
+  ExecutableVariantBinary variant;
+  variant.target = "cuda:" + binary.chip;
+  variant.format = kCUDABinaryFormat.str();
+  variant.binary = std::move(binary.ptx);
+  for (const CUDAKernelExport &kernel : binary.exports) {
+    VariantExport entry;
+    entry.name = kernel.name;
+    entry.workgroupCount = kernel.workgroupCount;
+    entry.workgroupSize = kernel.workgroupSize;
+    entry.bindingCount = kernel.bindingCount;
+    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
+    variant.exports.push_back(std::move(entry));
+  }
+  return variant;
+}
+
 namespace {
+
+// A kernel of an executable as the module exports it.
+struct KernelInfo {
+  Operation *op;
+  StringRef name;
+  unsigned bindingCount;
+};
+
+// The kernels of `executable` in op order: tensor-form func.func kernels, or
+// (when an executable is compiled on its own) GPU kernels already lowered to
+// llvm.func, which take one pointer per binding.
+SmallVector<KernelInfo> getKernels(ExecutableOp executable) {
+  SmallVector<KernelInfo> kernels;
+  for (Operation &op : executable.getBlock()) {
+    if (auto func = dyn_cast<func::FuncOp>(op))
+      kernels.push_back({func, func.getSymName(),
+                         func.getNumArguments() + func.getNumResults()});
+    else if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op))
+      if (func->hasAttr("rocdl.kernel") || func->hasAttr("nvvm.kernel"))
+        kernels.push_back({func, func.getSymName(), func.getNumArguments()});
+  }
+  return kernels;
+}
 
 class ModuleWriter {
 public:
-  ModuleWriter(ModuleOp module, const HostBinaryMap &hostBinaries)
-      : module(module), hostBinaries(hostBinaries) {}
+  ModuleWriter(ModuleOp module, const ExecutableBinaryMap &binaries)
+      : module(module), binaries(binaries) {}
 
   LogicalResult write(const ModuleWriterOptions &options,
                       llvm::raw_ostream &os);
@@ -142,7 +221,7 @@ private:
   FailureOr<std::unique_ptr<fb::CommandEntryT>> getCommand(Operation &op);
 
   ModuleOp module;
-  const HostBinaryMap &hostBinaries;
+  const ExecutableBinaryMap &binaries;
   fb::ModuleT result;
   // Executable name -> (index, export name -> export index).
   llvm::StringMap<std::pair<uint32_t, llvm::StringMap<uint32_t>>> exports;
@@ -151,48 +230,66 @@ private:
 } // namespace
 
 LogicalResult ModuleWriter::addExecutable(ExecutableOp executable) {
-  auto it = hostBinaries.find(executable.getSymName());
-  if (it == hostBinaries.end())
-    return executable.emitError("no host binary was produced for executable ")
+  auto it = binaries.find(executable.getSymName());
+  if (it == binaries.end() || it->second.empty())
+    return executable.emitError("no binary was produced for executable ")
            << executable.getSymName();
-  const HostExecutableBinary &binary = it->second;
+  SmallVector<KernelInfo> kernels = getKernels(executable);
 
-  auto kernels = llvm::to_vector(executable.getBlock().getOps<func::FuncOp>());
-  if (kernels.size() != binary.exports.size())
-    return executable.emitError("host binary of ")
-           << executable.getSymName() << " has " << binary.exports.size()
-           << " exports, but the executable has " << kernels.size()
-           << " kernels";
-
-  auto variant = std::make_unique<fb::ExecutableVariantT>();
-  variant->target = "host:x86_64";
-  variant->format = KILN_HOST_FORMAT;
-  variant->binary = binary.sharedObject;
-  auto &exportIndex = exports[executable.getSymName()];
-  exportIndex.first = result.executables.size();
-  for (auto [index, kernel] : llvm::enumerate(kernels)) {
-    const HostKernelExport &hostExport = binary.exports[index];
-    if (hostExport.name != kernel.getSymName())
-      return kernel.emitError("host binary export #")
-             << index << " is named '" << hostExport.name
-             << "', expected the kernel '" << kernel.getSymName() << "'";
-    unsigned expectedBindings = kernel.getNumArguments() + kernel.getNumResults();
-    if (hostExport.bindingCount != expectedBindings)
-      return kernel.emitError("host binary export '")
-             << hostExport.name << "' takes " << hostExport.bindingCount
-             << " bindings, expected " << expectedBindings;
-    auto entry = std::make_unique<fb::ExecutableExportT>();
-    entry->name = hostExport.name;
-    entry->workgroup_count.assign(hostExport.workgroupCount.begin(),
-                                  hostExport.workgroupCount.end());
-    entry->workgroup_size = {1, 1, 1};
-    entry->binding_count = hostExport.bindingCount;
-    exportIndex.second[hostExport.name] = variant->exports.size();
-    variant->exports.push_back(std::move(entry));
-  }
   auto entry = std::make_unique<fb::ExecutableT>();
   entry->name = executable.getSymName().str();
-  entry->variants.push_back(std::move(variant));
+  llvm::StringSet<> targets;
+  // The runtime picks one variant by device and uses the same export index
+  // for every variant, so all variants must list the kernels in op order.
+  for (const ExecutableVariantBinary &binary : it->second) {
+    if (!targets.insert(binary.target).second)
+      return executable.emitError("executable ")
+             << executable.getSymName() << " has two variants for target '"
+             << binary.target << "'";
+    if (kernels.size() != binary.exports.size())
+      return executable.emitError()
+             << binary.target << " binary of " << executable.getSymName()
+             << " has " << binary.exports.size()
+             << " exports, but the executable has " << kernels.size()
+             << " kernels";
+    auto variant = std::make_unique<fb::ExecutableVariantT>();
+    variant->target = binary.target;
+    variant->format = binary.format;
+    variant->binary = binary.binary;
+    for (auto [index, kernel] : llvm::enumerate(kernels)) {
+      const VariantExport &binaryExport = binary.exports[index];
+      if (binaryExport.name != kernel.name)
+        return kernel.op->emitError()
+               << binary.target << " binary export #" << index
+               << " is named '" << binaryExport.name
+               << "', expected the kernel '" << kernel.name << "'";
+      if (binaryExport.bindingCount != kernel.bindingCount)
+        return kernel.op->emitError()
+               << binary.target << " binary export '" << binaryExport.name
+               << "' takes " << binaryExport.bindingCount
+               << " bindings, expected " << kernel.bindingCount;
+      auto exportEntry = std::make_unique<fb::ExecutableExportT>();
+      exportEntry->name = binaryExport.name;
+      exportEntry->workgroup_count.assign(binaryExport.workgroupCount.begin(),
+                                          binaryExport.workgroupCount.end());
+      exportEntry->workgroup_size.assign(binaryExport.workgroupSize.begin(),
+                                         binaryExport.workgroupSize.end());
+      exportEntry->binding_count = binaryExport.bindingCount;
+      exportEntry->push_constant_count = binaryExport.pushConstantCount;
+      exportEntry->shared_memory_bytes = binaryExport.sharedMemoryBytes;
+      exportEntry->vgpr_count = binaryExport.vgprCount;
+      exportEntry->sgpr_count = binaryExport.sgprCount;
+      exportEntry->agpr_count = binaryExport.agprCount;
+      exportEntry->scratch_bytes = binaryExport.scratchBytes;
+      variant->exports.push_back(std::move(exportEntry));
+    }
+    entry->variants.push_back(std::move(variant));
+  }
+
+  auto &exportIndex = exports[executable.getSymName()];
+  exportIndex.first = result.executables.size();
+  for (auto [index, kernel] : llvm::enumerate(kernels))
+    exportIndex.second[kernel.name] = index;
   result.executables.push_back(std::move(entry));
   return success();
 }
@@ -304,8 +401,8 @@ LogicalResult ModuleWriter::write(const ModuleWriterOptions &options,
 }
 
 LogicalResult mlir::kiln::writeModule(ModuleOp module,
-                                      const HostBinaryMap &hostBinaries,
+                                      const ExecutableBinaryMap &binaries,
                                       const ModuleWriterOptions &options,
                                       llvm::raw_ostream &os) {
-  return ModuleWriter(module, hostBinaries).write(options, os);
+  return ModuleWriter(module, binaries).write(options, os);
 }

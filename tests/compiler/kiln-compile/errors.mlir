@@ -6,7 +6,13 @@
 // RUN: not kiln-compile %t/bad-type.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not kiln-compile %t/malformed.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not kiln-compile %t/unsupported-op.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=BADOP
-// RUN: not kiln-compile %t/dynamic.mlir --target=rocm -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not kiln-compile %t/dynamic.mlir --target=vulkan -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not kiln-compile %t/dynamic.mlir --target=rocm,hots -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TGTTYPO
+// RUN: not kiln-compile %t/dynamic.mlir --target=rocm,,host -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TGTEMPTY
+// RUN: not kiln-compile %t/dynamic.mlir --target=host,host -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=TGTTWICE
+// RUN: not kiln-compile %t/dynamic.mlir --target=rocm --rocm-chip=gfx941 -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not kiln-compile %t/dynamic.mlir --target=host --rocm-chip=gfx942 -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=CHIPTGT
+// RUN: not kiln-compile %t/dynamic.mlir --compile-mode=executable -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not kiln-compile %t/missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not test -e %t/out.vmfb
 
@@ -16,7 +22,13 @@
 // TYPE: bad-type.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<4xi4>': element type is not supported; supported: i1, i8, i16, i32, i64, f16, bf16, f32, f64
 // MALFORMED: malformed.mlir:2:{{[0-9]+}}: error:
 // BADOP: unsupported-op.mlir:2:8: error: operation 'memref.alloc' is not supported; Kiln accepts ops of func (without func.call), arith, math, linalg, tensor and tosa
-// TARGET: kiln-compile: error: unsupported target 'rocm'; supported targets: host
+// TARGET: kiln-compile: error: unsupported target 'vulkan'; supported targets: host, rocm, cuda
+// TGTTYPO: kiln-compile: error: unsupported target 'hots'; supported targets: host, rocm, cuda
+// TGTEMPTY: kiln-compile: error: --target='rocm,,host' has an empty item
+// TGTTWICE: kiln-compile: error: --target lists 'host' twice
+// CHIP: kiln-compile: error: --rocm-chip: unknown ROCm chip 'gfx941'; known chips: gfx908, gfx90a, gfx942, gfx950, gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201
+// CHIPTGT: kiln-compile: error: --rocm-chip needs --target=rocm
+// MODE: dynamic.mlir:1:1: error: --compile-mode=executable expects only kiln.executable ops, found 'func.func'
 // MISSING: kiln-compile: error: {{.*}}missing.mlir
 
 //--- dynamic.mlir

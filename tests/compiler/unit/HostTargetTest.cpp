@@ -101,6 +101,7 @@ protected:
       return failure();
     }
     HostTargetOptions options;
+    options.vectorWidth = vectorWidth;
     if (const char *dir = std::getenv("KILN_TEST_DUMP_DIR"))
       options.dumpDir = dir;
     return compileExecutableForHost(executables.front(), options);
@@ -162,6 +163,9 @@ protected:
   OwningOpRef<ModuleOp> module;
   std::string diagnostics;
   HostKernelExport lastExport;
+  // SIMD register bits kernels are vectorized for (-1: from the CPU). Any
+  // width runs on any x86-64: LLVM splits vectors wider than the registers.
+  int64_t vectorWidth = -1;
 };
 
 template <typename T>
@@ -491,6 +495,188 @@ kiln.executable @mlp {
     }
   expectNear(fromBytes<float>(out), expected, 1e-4f);
   EXPECT_GT(lastExport.workgroupCount[0] * lastExport.workgroupCount[1], 1u);
+}
+
+// Sizes that are multiples of no register tile: the register tile loops are
+// peeled, partial workgroup tiles stay scalar. Every vector width gives the
+// same result (up to rounding of the K sums, which all run in order).
+TEST_F(HostTargetTest, VectorizedMatmulOddSizes) {
+  const char *source = R"mlir(
+kiln.executable @mm {
+  func.func @mm(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x53xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<67x53xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<67x53xf32>) -> tensor<67x53xf32>
+    %r = linalg.matmul ins(%a, %b : tensor<67x45xf32>, tensor<45x53xf32>)
+                       outs(%f : tensor<67x53xf32>) -> tensor<67x53xf32>
+    return %r : tensor<67x53xf32>
+  }
+}
+)mlir";
+  std::vector<float> a = randomFloats(67 * 45, -1, 1, 30);
+  std::vector<float> b = randomFloats(45 * 53, -1, 1, 31);
+  std::vector<float> expected(67 * 53);
+  for (int i = 0; i < 67; ++i)
+    for (int j = 0; j < 53; ++j) {
+      float acc = 0;
+      for (int k = 0; k < 45; ++k)
+        acc += a[i * 45 + k] * b[k * 53 + j];
+      expected[i * 53 + j] = acc;
+    }
+  for (int64_t width : {0, 128, 256, 512}) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    vectorWidth = width;
+    auto ba = toBytes(a), bb = toBytes(b);
+    auto out = outputBytes(67 * 53 * 4);
+    run(source, {&ba, &bb, &out});
+    expectNear(fromBytes<float>(out), expected, 1e-5f);
+  }
+}
+
+// Integer contraction with a wider accumulator (i8 x i8 -> i32): exact.
+TEST_F(HostTargetTest, VectorizedMatmulI8I32) {
+  const char *source = R"mlir(
+#ma = affine_map<(m, n, k) -> (m, k)>
+#mb = affine_map<(m, n, k) -> (k, n)>
+#mc = affine_map<(m, n, k) -> (m, n)>
+kiln.executable @mmi {
+  func.func @mmi(%a: tensor<33x19xi8>, %b: tensor<19x41xi8>) -> tensor<33x41xi32> {
+    %zero = arith.constant 0 : i32
+    %e = tensor.empty() : tensor<33x41xi32>
+    %f = linalg.fill ins(%zero : i32) outs(%e : tensor<33x41xi32>) -> tensor<33x41xi32>
+    %r = linalg.generic {indexing_maps = [#ma, #mb, #mc],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : tensor<33x19xi8>, tensor<19x41xi8>) outs(%f : tensor<33x41xi32>) {
+    ^bb0(%x: i8, %y: i8, %acc: i32):
+      %xe = arith.extsi %x : i8 to i32
+      %ye = arith.extsi %y : i8 to i32
+      %p = arith.muli %xe, %ye : i32
+      %s = arith.addi %acc, %p : i32
+      linalg.yield %s : i32
+    } -> tensor<33x41xi32>
+    return %r : tensor<33x41xi32>
+  }
+}
+)mlir";
+  std::mt19937 rng(32);
+  std::vector<int8_t> a(33 * 19), b(19 * 41);
+  for (int8_t &x : a)
+    x = static_cast<int8_t>(rng() % 256);
+  for (int8_t &x : b)
+    x = static_cast<int8_t>(rng() % 256);
+  std::vector<int32_t> expected(33 * 41, 0);
+  for (int i = 0; i < 33; ++i)
+    for (int j = 0; j < 41; ++j)
+      for (int k = 0; k < 19; ++k)
+        expected[i * 41 + j] += int32_t(a[i * 19 + k]) * int32_t(b[k * 41 + j]);
+  for (int64_t width : {128, 512}) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    vectorWidth = width;
+    auto ba = toBytes(a), bb = toBytes(b);
+    auto out = outputBytes(33 * 41 * 4);
+    run(source, {&ba, &bb, &out});
+    EXPECT_EQ(fromBytes<int32_t>(out), expected);
+  }
+}
+
+// An elementwise chain with a broadcast operand, 131x77: the innermost loop
+// is a multiple of no vector width; the chain's temporaries are vectorized
+// too.
+TEST_F(HostTargetTest, VectorizedElementwiseOddSizes) {
+  const char *source = R"mlir(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+kiln.executable @ew {
+  func.func @ew(%a: tensor<131x77xf32>, %b: tensor<77xf32>, %c: tensor<131x77xf32>) -> tensor<131x77xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<131x77xf32>
+    %s = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %b : tensor<131x77xf32>, tensor<77xf32>) outs(%e : tensor<131x77xf32>) {
+    ^bb0(%x: f32, %y: f32, %o: f32):
+      %v = arith.addf %x, %y : f32
+      linalg.yield %v : f32
+    } -> tensor<131x77xf32>
+    %m = linalg.mul ins(%s, %c : tensor<131x77xf32>, tensor<131x77xf32>)
+                    outs(%e : tensor<131x77xf32>) -> tensor<131x77xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%m : tensor<131x77xf32>) outs(%e : tensor<131x77xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %v = arith.maximumf %x, %zero : f32
+      linalg.yield %v : f32
+    } -> tensor<131x77xf32>
+    return %r : tensor<131x77xf32>
+  }
+}
+)mlir";
+  std::vector<float> a = randomFloats(131 * 77, -2, 2, 33);
+  std::vector<float> b = randomFloats(77, -2, 2, 34);
+  std::vector<float> c = randomFloats(131 * 77, -2, 2, 35);
+  std::vector<float> expected(131 * 77);
+  for (int i = 0; i < 131; ++i)
+    for (int j = 0; j < 77; ++j)
+      expected[i * 77 + j] =
+          std::max((a[i * 77 + j] + b[j]) * c[i * 77 + j], 0.0f);
+  for (int64_t width : {128, 256, 512}) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    vectorWidth = width;
+    auto ba = toBytes(a), bb = toBytes(b), bc = toBytes(c);
+    auto out = outputBytes(131 * 77 * 4);
+    run(source, {&ba, &bb, &bc, &out});
+    expectNear(fromBytes<float>(out), expected, 0);
+  }
+}
+
+// Row sums of 45x1001 (reduction along the innermost loop, vectorized as a
+// multi_reduction into a hoisted accumulator) and column sums (the parallel
+// innermost loop is vectorized, the reduction loop stays a loop).
+TEST_F(HostTargetTest, VectorizedReductionsOddSizes) {
+  const char *source = R"mlir(
+kiln.executable @sums {
+  func.func @sums(%a: tensor<45x1001xf32>) -> tensor<45xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<45xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<45xf32>) -> tensor<45xf32>
+    %r = linalg.reduce ins(%a : tensor<45x1001xf32>) outs(%f : tensor<45xf32>) dimensions = [1]
+      (%x: f32, %acc: f32) {
+        %s = arith.addf %x, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %r : tensor<45xf32>
+  }
+}
+)mlir";
+  const char *columns = R"mlir(
+kiln.executable @colsums {
+  func.func @colsums(%a: tensor<45x1001xf32>) -> tensor<1001xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1001xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1001xf32>) -> tensor<1001xf32>
+    %r = linalg.reduce ins(%a : tensor<45x1001xf32>) outs(%f : tensor<1001xf32>) dimensions = [0]
+      (%x: f32, %acc: f32) {
+        %s = arith.addf %x, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %r : tensor<1001xf32>
+  }
+}
+)mlir";
+  std::vector<float> a = randomFloats(45 * 1001, -1, 1, 36);
+  std::vector<float> rows(45, 0), cols(1001, 0);
+  for (int i = 0; i < 45; ++i)
+    for (int j = 0; j < 1001; ++j) {
+      rows[i] += a[i * 1001 + j];
+      cols[j] += a[i * 1001 + j];
+    }
+  for (int64_t width : {128, 256}) {
+    SCOPED_TRACE("vector width " + std::to_string(width));
+    vectorWidth = width;
+    auto ba = toBytes(a);
+    auto outRows = outputBytes(45 * 4), outCols = outputBytes(1001 * 4);
+    run(source, {&ba, &outRows});
+    expectNear(fromBytes<float>(outRows), rows, 1e-4f);
+    run(columns, {&ba, &outCols});
+    expectNear(fromBytes<float>(outCols), cols, 1e-5f);
+  }
 }
 
 TEST_F(HostTargetTest, Conv2DNhwcHwcf) {

@@ -8,6 +8,7 @@
 #ifndef KILN_CODEGEN_GPUPIPELINE_H_
 #define KILN_CODEGEN_GPUPIPELINE_H_
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -38,6 +39,23 @@ struct GPUCodegenOptions {
 // ready for mlir::translateModuleToLLVMIR.
 void buildGPUCodegenPipeline(OpPassManager &pm,
                              const GPUCodegenOptions &options);
+
+// The options for `chip` ("gfx942", "gfx1100", "sm_90", ...): subgroup size
+// from the architecture (64 on gfx9 CDNA, 32 on gfx10+ RDNA and NVIDIA) and
+// the shared memory a workgroup can use without opting in to more.
+GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
+                                              llvm::StringRef chip);
+
+// One named step of the GPU recipe (the IR between stages is what
+// --dump-intermediates shows); buildGPUCodegenPipeline runs them all.
+struct GPUCodegenStage {
+  llvm::StringLiteral name;
+  void (*build)(OpPassManager &pm, const GPUCodegenOptions &options);
+};
+llvm::ArrayRef<GPUCodegenStage> getGPUCodegenStages();
+
+// Dialects and external interface models the GPU pipeline relies on.
+void registerGPUCodegenDialects(DialectRegistry &registry);
 
 } // namespace mlir::kiln
 

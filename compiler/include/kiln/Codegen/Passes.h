@@ -1,7 +1,8 @@
 //===- Passes.h - Kiln kernel codegen passes --------------------*- C++ -*-===//
 //
 // Passes and pipelines that lower the tensor-form kernels of a
-// kiln.executable to the LLVM dialect for the host (x86-64) target.
+// kiln.executable to the LLVM dialect for the host (x86-64) target and, see
+// GPUPipeline.h, for GPUs (ROCDL, NVVM).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_PASSES_H_
@@ -23,10 +24,21 @@ inline constexpr llvm::StringLiteral kHostStrategyAttrName =
     "kiln.host_strategy";
 inline constexpr llvm::StringLiteral kWorkgroupCountAttrName =
     "kiln.workgroup_count";
+// GPU: the strategy chosen by kiln-gpu-select-strategy, and what a lowered
+// kernel records for the runtime next to kiln.workgroup_count.
+inline constexpr llvm::StringLiteral kGPUStrategyAttrName =
+    "kiln.gpu_strategy";
+inline constexpr llvm::StringLiteral kWorkgroupSizeAttrName =
+    "kiln.workgroup_size";
+inline constexpr llvm::StringLiteral kSharedMemoryBytesAttrName =
+    "kiln.shared_memory_bytes";
 
 struct HostCodegenPipelineOptions {
   int64_t maxWorkgroups = 256;
   int64_t minWorkPerWorkgroup = 4096;
+  // SIMD register bits of the target CPU (128: SSE2, 256: AVX2, 512:
+  // AVX-512); 0 turns vectorization off (scalar loops only).
+  int64_t vectorWidth = 128;
 };
 
 // One named step of the host codegen recipe (the IR between stages is what
@@ -47,7 +59,8 @@ void buildHostCodegenPipeline(OpPassManager &pm,
 // host codegen passes rely on.
 void registerHostCodegenDialects(DialectRegistry &registry);
 
-// Registers every codegen pass and the `kiln-host-codegen` pipeline.
+// Registers every codegen pass and the `kiln-host-codegen` and
+// `kiln-gpu-codegen` pipelines.
 void registerKilnCodegenPasses();
 
 } // namespace kiln

@@ -1,9 +1,10 @@
 //===- Passes.td - Kiln kernel codegen passes --------------*- tablegen -*-===//
 //
-// Per-kernel code generation for the `host` (x86-64) target. The passes run
-// on the tensor-form func.func kernels of one kiln.executable, cloned into a
-// builtin.module, and are assembled into a pipeline by
-// buildHostCodegenPipeline (Pipeline.cpp).
+// Per-kernel code generation. The passes run on the tensor-form func.func
+// kernels of one kiln.executable, cloned into a builtin.module, and are
+// assembled into pipelines by buildHostCodegenPipeline (HostPipeline.cpp, the
+// `host` x86-64 target) and buildGPUCodegenPipeline (GPUPipeline.cpp, shared
+// by the `rocm` and `cuda` targets).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CODEGEN_PASSES
@@ -28,6 +29,12 @@ def HostSelectStrategyPass
         workgroup_count = array<i64: 1, 4, 1>}}
     ```
 
+    It also records the register tiling that kiln-host-vectorize applies
+    inside each workgroup: `vector_width` (SIMD register bits) and
+    `vector_sizes`, one entry per loop of the root op (matmul: an M x N
+    register tile of accumulators with a K step of 1; elementwise and
+    reduction ops: one register along the innermost loop).
+
     `tile_sizes` has one entry per loop of the tiled op (0: not tiled; loops
     that carry a reduction are never tiled, so no workgroup shares an output
     element with another). `workgroup_count` is the (x, y, z) grid. Kernels
@@ -42,6 +49,9 @@ def HostSelectStrategyPass
            /*default=*/"4096",
            "Iteration-space points (incl. reduction loops) below which a "
            "kernel is not split further">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"128",
+           "Bits of the target's SIMD registers (128: SSE2, 256: AVX2, "
+           "512: AVX-512); sets the register tiles of kiln-host-vectorize">,
   ];
 }
 
@@ -105,6 +115,55 @@ def HostMapForallToWorkgroupsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def HostVectorizePass : Pass<"kiln-host-vectorize", "func::FuncOp"> {
+  let summary = "Tile each workgroup's linalg ops to register tiles and "
+                "vectorize them";
+  let description = [{
+    Runs on distributed kernels (memref bindings, one workgroup per call).
+    Every linalg op is tiled with `scf.for` loops to the register tile of
+    `kiln.host_strategy`: the root op uses the strategy's `vector_sizes`
+    (for a matmul, M x N x 1 with the K loop kept as an `scf.for`); every
+    other op gets `vector_width` bits along its innermost loop and 1
+    elsewhere. Loops whose trip count is not a multiple of the tile are
+    peeled, so the main loop works on static full tiles and the remainder on
+    a static (or, after a partial workgroup tile, dynamic) smaller tile. Each
+    tile op with static shapes is then vectorized (`linalg::vectorize`;
+    contractions become `vector.contract`).
+
+    What the vectorizer does not handle stays a (tiled) linalg op and is
+    lowered to scalar loops later: ops with dynamic shapes, 1-bit and 16-bit
+    float memory operands (see kiln-host-expand-small-floats), bodies with
+    memory accesses (gathers), and convolutions other than 1-D ones.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def HostLowerVectorsPass : Pass<"kiln-host-lower-vectors", "func::FuncOp"> {
+  let summary = "Lower vector ops to 1-D vectors, FMAs, loads and stores";
+  let description = [{
+    Progressive upstream lowering of what kiln-host-vectorize produced into
+    the 1-D vector ops that convert-vector-to-llvm handles well:
+    `vector.contract` -> `vector.outerproduct` -> `vector.fma` per row,
+    `vector.multi_reduction` -> `vector.reduction` (inner reduction) or
+    elementwise ops (outer reduction), transposes and broadcasts to
+    extracts/inserts, n-D transfers unrolled (vector-to-scf, full unroll) to
+    1-D transfers. Then the accumulators of reduction loops (the matmul K
+    loop) are kept in registers: a read/write pair of the same
+    loop-invariant slice (one row of the register tile) moves out of the
+    loop and its value is carried by the loop. Last, 1-D transfers become
+    `vector.load`/`vector.store` where the innermost memory dimension is
+    contiguous (element-wise accesses otherwise).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def HostExpandSmallFloatsPass
     : Pass<"kiln-host-expand-small-floats", "func::FuncOp"> {
   let summary = "Compute f16/bf16 in f32 and expand conversions to integer "
@@ -131,6 +190,219 @@ def HostAddABIWrapperPass : Pass<"kiln-host-add-abi-wrapper", "ModuleOp"> {
     `i32 @<name>(ptr %state, i32 %x, i32 %y, i32 %z)` of
     runtime/include/kiln/host_abi.h: it loads binding pointers from
     `state->bindings` (offset 0), calls the kernel and returns 0.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU (ROCDL and NVVM)
+//===----------------------------------------------------------------------===//
+
+def GPUFuseElementwisePass
+    : Pass<"kiln-gpu-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse elementwise linalg producers into their consumers";
+  let description = [{
+    Generalizes the named linalg ops that are not contractions, convolutions
+    or pooling ops (elementwise, broadcast, transpose, reduce, ...) and fuses
+    elementwise producers into the bodies of their consumers. On a GPU every
+    intermediate tensor left between two ops of a workgroup becomes a
+    shared-memory buffer and a barrier, so chains such as `exp(x - max)`
+    feeding a sum are computed inside the consumer instead. Matmul,
+    convolution and pooling ops stay named so that strategy selection and lit
+    tests see what they are.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GPUSelectStrategyPass
+    : Pass<"kiln-gpu-select-strategy", "func::FuncOp"> {
+  let summary = "Choose the GPU workgroup/thread strategy of a kernel";
+  let description = [{
+    Classifies the kernel by its root op (the last op with reduction loops,
+    else the op producing the result): "elementwise", "reduction", "matmul"
+    (contractions, including batch_matmul), "conv", "pooling", or "generic"
+    (any other tileable op, e.g. tensor.pad). From the kind, the iteration
+    space of the op producing the result and the chip's subgroup size it
+    computes how that op is split into workgroups and how each workgroup's
+    ops are spread over its threads, and attaches the choice:
+
+    ```mlir
+    func.func @k(...) attributes {kiln.gpu_strategy = {
+        kind = "reduction", root = "linalg.generic",
+        workgroup_tile = array<i64: 1, 0>, workgroup_count = array<i64: 512, 1, 1>,
+        workgroup_size = array<i64: 256, 1, 1>, thread_tile = 1,
+        reduction = "workgroup", subgroup_size = 64}}
+    ```
+
+    * `workgroup_tile`: one entry per loop of the op producing the result (0:
+      not tiled, always the case for reduction loops).
+    * `workgroup_count`: the grid; tiles are linearized onto x.
+    * `workgroup_size`: threads per workgroup, a multiple of the subgroup size
+      (4 subgroups: 256 threads on wave64 CDNA, 128 on wave32 RDNA/NVIDIA).
+    * `thread_tile`: contiguous innermost elements each thread handles per
+      step (4 for 32-bit elementwise kernels whose innermost size allows
+      128-bit accesses, else 1).
+    * `reduction`: "workgroup" when the root reduces over its innermost loops
+      with a large enough extent: all threads of a workgroup cooperate on one
+      output element, accumulating partials and combining them through
+      shared memory; "thread" when each thread reduces its elements serially;
+      "none" otherwise.
+
+    Kernels with several results, or whose result is not produced by a
+    tileable op, get kind "single": one workgroup computes everything (its
+    threads still share the work of each op).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"64",
+           "Threads per wave (AMD) or warp (NVIDIA)">,
+    Option<"maxWorkgroupSize", "max-workgroup-size", "int64_t",
+           /*default=*/"1024", "Upper bound on threads per workgroup">,
+  ];
+}
+
+def GPUTileToWorkgroupsPass
+    : Pass<"kiln-gpu-tile-to-workgroups", "func::FuncOp"> {
+  let summary = "Tile the result op into a workgroup scf.forall and fuse "
+                "its producers";
+  let description = [{
+    Reads `kiln.gpu_strategy` and tiles the op producing the kernel result
+    with `scf.forall` using `workgroup_tile`, greedily fusing its producers,
+    so that each iteration computes one independent tile of the result. The
+    forall is mapped to `#gpu.block<linear_dim_i>`: the tiles are linearized
+    onto the x dimension of the grid. Kernels of kind "single" are left
+    unchanged.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
+def GPUBufferizePass : Pass<"kiln-gpu-bufferize", "ModuleOp"> {
+  let summary = "One-shot bufferize GPU kernels with shared-memory "
+                "temporaries";
+  let description = [{
+    Runs empty-tensor elimination and one-shot bufferization on kernels whose
+    signature is already made of memref bindings (see
+    kiln-host-convert-to-bindings). Results are written in place into their
+    bindings. Every other buffer lives at workgroup level (the threads of a
+    workgroup cooperate on it), so temporaries are `memref.alloc` in
+    `#gpu.address_space<workgroup>` (shared memory / LDS), bounded to a
+    static size when the tile size varies (partial edge tiles); copies are
+    `linalg.copy`, which later passes distribute over threads. Tensor
+    constants first become `memref.global`s in `#gpu.address_space<global>`
+    (shared memory cannot be initialized) and `tensor.concat` becomes
+    `tensor.insert_slice`s (its bufferization supports no memory space).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def GPUDistributeToThreadsPass
+    : Pass<"kiln-gpu-distribute-to-threads", "func::FuncOp"> {
+  let summary = "Spread each workgroup-level linalg op over the threads";
+  let description = [{
+    After bufferization each workgroup runs a sequence of linalg ops on
+    buffers. Every such op is tiled into an `scf.forall` over its parallel
+    loops mapped to `#gpu.thread<linear_dim_i>` (tile 1, or `thread_tile` on
+    the innermost loop), so each thread computes whole output elements and
+    runs reduction loops serially. When the strategy says
+    `reduction = "workgroup"`, a root op reducing over its innermost loops
+    is instead rewritten into a cooperative reduction: for each output
+    element, every thread accumulates a strided slice of the reduction space
+    into a partial, the partials go to a `memref.alloc` in
+    `#gpu.address_space<workgroup>` and are combined by a tree reduction
+    separated by `gpu.barrier`s. A `gpu.barrier` separates consecutive ops,
+    since an op may read what another thread wrote in the previous one.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def GPUMapToIdsPass : Pass<"kiln-gpu-map-to-ids", "func::FuncOp"> {
+  let summary = "Replace the workgroup and thread scf.foralls by gpu ids";
+  let description = [{
+    The workgroup `scf.forall` (`#gpu.block<linear_dim_i>`) becomes its body,
+    its induction variables delinearized from `gpu.block_id x`. Each thread
+    `scf.forall` (`#gpu.thread<linear_dim_i>`) becomes a loop over its
+    linearized iterations starting at `gpu.thread_id x` with the workgroup
+    size as step (an `scf.if` when there are no more iterations than
+    threads), so any trip count, static or not, is covered. Records
+    `kiln.workgroup_count` and `kiln.workgroup_size` on the kernel.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def GPULowerMathPass : Pass<"kiln-gpu-lower-math", "func::FuncOp"> {
+  let summary = "Lower math ops to what the GPU backend computes natively";
+  let description = [{
+    Expands math ops into simpler ones (tanh, powf, ...), replaces f32 (and,
+    through f32, f16/bf16) transcendental functions by MLIR's polynomial
+    approximations, and, for ROCDL, turns ops with a native instruction
+    that convert-gpu-to-rocdl accepts into LLVM intrinsics (f32 exp and log
+    become v_exp_f32/v_log_f32; sqrt, fabs, fma, copysign). Other
+    one-instruction functions become device-library calls in the upstream
+    conversions and kiln-gpu-unwrap-kernels turns them back into
+    intrinsics. What remains (f64 transcendental functions) is left to
+    convert-gpu-to-rocdl (ocml calls, linked from the device libraries) or
+    convert-gpu-to-nvvm (libdevice calls). Also drops fast-math flags from
+    arith.extf/truncf, which LLVM's fpext/fptrunc cannot carry.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"rocdl\"",
+           "GPU backend: rocdl or nvvm">,
+  ];
+}
+
+def GPUWrapKernelsPass : Pass<"kiln-gpu-wrap-kernels", "ModuleOp"> {
+  let summary = "Move the kernels into a gpu.module as gpu.func kernels";
+  let description = [{
+    Turns each `func.func` kernel (memref bindings, distributed with gpu ids)
+    into a `gpu.func ... kernel` with `known_block_size` taken from
+    `kiln.workgroup_size`, inside one `gpu.module @kiln_kernels`, so that
+    upstream convert-gpu-to-rocdl / convert-gpu-to-nvvm can lower it.
+    Statically shaped `memref.alloc`s in `#gpu.address_space<workgroup>`
+    become workgroup attributions; their total size is recorded as
+    `kiln.shared_memory_bytes`, and a kernel needing more than
+    `max-shared-memory-bytes` is an error. The `memref.global` constants the
+    kernels read move into the gpu.module with them.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let options = [
+    Option<"maxSharedMemoryBytes", "max-shared-memory-bytes", "int64_t",
+           /*default=*/"65536", "Shared memory available to one workgroup">,
+  ];
+}
+
+def GPUUnwrapKernelsPass : Pass<"kiln-gpu-unwrap-kernels", "ModuleOp"> {
+  let summary = "Hoist the lowered kernels out of the gpu.module";
+  let description = [{
+    After convert-gpu-to-rocdl / convert-gpu-to-nvvm, moves the contents of
+    `gpu.module @kiln_kernels` (kernels, shared-memory globals, external
+    device-library declarations) into the enclosing module, which then is a
+    plain LLVM-dialect module for translateModuleToLLVMIR. Each kernel's
+    binding pointers move to the global address space (1), which lets the
+    backends use global instead of flat/generic memory instructions, and the
+    kernel gets its launch bounds: `rocdl.reqd_work_group_size` and
+    `rocdl.flat_work_group_size`, or `nvvm.reqntid` (PTX allows no
+    `.maxntid` next to it).
+    Calls to device-library functions that are one instruction
+    (`__nv_sqrtf`, `__nv_floorf`, `__ocml_ceil_f32`, `__ocml_fma_f64`, ...)
+    become LLVM intrinsics, so that kernels without f64 transcendental
+    functions need no libdevice and only what is unavoidable of ocml.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -23,6 +23,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -160,14 +162,41 @@ llvm::TargetMachine *getOrCreateTargetMachine(Location loc,
   else if (options.optLevel == 2)
     level = llvm::CodeGenOptLevel::Default;
   llvm::TargetOptions targetOptions;
-  owner.reset(target->createTargetMachine(triple, options.cpu,
-                                          options.features, targetOptions,
+  // LLVM's x86 backend does not know "native": ask the host what it is.
+  std::string cpu = options.cpu;
+  std::string features = options.features;
+  if (cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    SmallVector<std::string> hostFeatures;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      hostFeatures.push_back((feature.second ? "+" : "-") +
+                             feature.first().str());
+    llvm::sort(hostFeatures);
+    if (!features.empty())
+      hostFeatures.push_back(features); // Explicit features win (last).
+    features = llvm::join(hostFeatures, ",");
+  }
+  owner.reset(target->createTargetMachine(triple, cpu, features, targetOptions,
                                           llvm::Reloc::PIC_, std::nullopt,
                                           level));
   if (!owner)
     emitError(loc) << "host target: cannot create a target machine for cpu '"
                    << options.cpu << "' features '" << options.features << "'";
   return owner.get();
+}
+
+// SIMD register bits to vectorize for: what the CPU has, unless its LLVM
+// tuning prefers narrower vectors (e.g. AVX-512 parts that downclock).
+int64_t getVectorWidth(const llvm::TargetMachine &tm,
+                       const HostTargetOptions &options) {
+  if (options.vectorWidth >= 0)
+    return options.vectorWidth;
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (sti->checkFeatures("+avx512f") && !sti->checkFeatures("+prefer-256-bit"))
+    return 512;
+  if (sti->checkFeatures("+avx"))
+    return 256;
+  return 128;
 }
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
@@ -266,8 +295,15 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
   if (failed(dumpModule("input")))
     return failure();
 
+  // The target machine first: its CPU features size the vector tiles.
+  std::unique_ptr<llvm::TargetMachine> tmOwner;
+  llvm::TargetMachine *tm = getOrCreateTargetMachine(loc, options, tmOwner);
+  if (!tm)
+    return failure();
+
   // MLIR: the codegen recipe, stage by stage.
   HostCodegenPipelineOptions pipelineOptions;
+  pipelineOptions.vectorWidth = getVectorWidth(*tm, options);
   for (const HostCodegenStage &stage : getHostCodegenStages()) {
     PassManager pm(ctx, ModuleOp::getOperationName());
     stage.build(pm, pipelineOptions);
@@ -293,10 +329,6 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
   }
 
   // LLVM IR, optimized for the requested CPU.
-  std::unique_ptr<llvm::TargetMachine> tmOwner;
-  llvm::TargetMachine *tm = getOrCreateTargetMachine(loc, options, tmOwner);
-  if (!tm)
-    return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, executable.getSymName());

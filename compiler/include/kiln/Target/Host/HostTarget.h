@@ -18,9 +18,14 @@
 namespace mlir::kiln {
 
 struct HostTargetOptions {
-  // LLVM CPU name and feature string of the machine that will run the code.
+  // LLVM CPU name and feature string of the machine that will run the code
+  // ("native": the machine compiling, with all its features).
   std::string cpu = "x86-64";
   std::string features;
+  // Bits of the SIMD registers kernels are vectorized for: -1 derives them
+  // from the CPU (512 with AVX-512 unless LLVM prefers 256-bit vectors on
+  // it, 256 with AVX, else 128: SSE2); 0 compiles scalar loops only.
+  int64_t vectorWidth = -1;
   // LLVM optimization level (0-3).
   unsigned optLevel = 3;
   // When non-empty, each kernel's IR after each stage, the LLVM IR, the

@@ -1,0 +1,150 @@
+//===- CodegenUtils.cpp - Helpers shared by host and GPU codegen ----------===//
+
+#include "CodegenUtils.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+Operation *kiln::getTileableResultProducer(func::FuncOp func) {
+  if (func.isExternal() || func.getNumResults() != 1)
+    return nullptr;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  Operation *producer = ret.getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<TilingInterface>(producer) ||
+      producer->getNumResults() != 1)
+    return nullptr;
+  return producer;
+}
+
+LogicalResult kiln::tileResultIntoForall(func::FuncOp func,
+                                         ArrayRef<int64_t> tileSizes,
+                                         ArrayRef<Attribute> mapping) {
+  auto consumer =
+      dyn_cast_or_null<TilingInterface>(getTileableResultProducer(func));
+  if (!consumer || consumer.getLoopIteratorTypes().size() != tileSizes.size())
+    return func.emitError() << "the strategy's tile sizes do not match the op "
+                               "producing the kernel result";
+
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t t : tileSizes)
+    sizes.push_back(b.getIndexAttr(t));
+
+  scf::SCFTilingOptions tilingOptions;
+  tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(sizes)
+      .setMapping(mapping);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tilingOptions);
+
+  IRRewriter rewriter(ctx);
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, consumer, options);
+  if (failed(result))
+    return consumer->emitError()
+           << "failed to tile '" << consumer->getName() << "' into workgroups";
+  for (OpResult res : consumer->getResults()) {
+    auto it = result->replacements.find(res);
+    if (it != result->replacements.end())
+      rewriter.replaceAllUsesWith(res, it->second);
+  }
+  if (consumer->use_empty())
+    rewriter.eraseOp(consumer);
+  return success();
+}
+
+namespace {
+
+// memref.copy of strided buffers lowers to a call into the MLIR runtime
+// library; linalg.copy lowers to plain loops (and, on GPUs, is distributed
+// over threads like any linalg op).
+static LogicalResult createLinalgCopy(OpBuilder &b, Location loc, Value from,
+                                      Value to) {
+  // In-place tiles are "copied" onto themselves when the workgroup forall
+  // bufferizes; that is a no-op.
+  if (from == to)
+    return success();
+  linalg::CopyOp::create(b, loc, from, to);
+  return success();
+}
+
+// Bufferizing the forall's parallel_insert_slice copies each in-place tile
+// onto itself (source and target are identical subviews): drop those.
+struct EraseSelfCopy : OpRewritePattern<linalg::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::CopyOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics())
+      return failure();
+    Value from = op.getInputs().front(), to = op.getOutputs().front();
+    Operation *fromDef = from.getDefiningOp(), *toDef = to.getDefiningOp();
+    bool same = from == to ||
+                (fromDef && toDef && isa<memref::SubViewOp>(fromDef) &&
+                 OperationEquivalence::isEquivalentTo(
+                     fromDef, toDef, OperationEquivalence::IgnoreLocations));
+    if (!same)
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+LogicalResult kiln::bufferizeKernels(
+    ModuleOp module,
+    bufferization::BufferizationOptions::AllocationFn allocationFn,
+    bufferization::BufferizationOptions::DefaultMemorySpaceFn memorySpaceFn) {
+  bufferization::OneShotBufferizationOptions options;
+  options.allocationFn = allocationFn;
+  options.memCpyFn = createLinalgCopy;
+  options.bufferizeFunctionBoundaries = false;
+  if (memorySpaceFn)
+    options.defaultMemorySpaceFn = memorySpaceFn;
+
+  IRRewriter rewriter(module.getContext());
+  if (failed(bufferization::eliminateEmptyTensors(rewriter, module)))
+    return failure();
+  bufferization::BufferizationState state;
+  if (failed(bufferization::runOneShotBufferize(module, options, state)))
+    return failure();
+  RewritePatternSet patterns(module.getContext());
+  patterns.add<EraseSelfCopy>(module.getContext());
+  return applyPatternsGreedily(module, std::move(patterns));
+}
+
+Operation *kiln::getInnermostReductionCombiner(linalg::LinalgOp op) {
+  if (!op || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return nullptr;
+  unsigned numParallel = op.getNumParallelLoops();
+  if (numParallel + op.getNumReductionLoops() != op.getNumLoops())
+    return nullptr;
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if ((it == utils::IteratorType::parallel) != (i < numParallel))
+      return nullptr;
+  if (!op.getMatchingIndexingMap(op.getDpsInitOperand(0))
+           .isProjectedPermutation())
+    return nullptr;
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), /*redPos=*/0, combiners) ||
+      combiners.size() != 1 || combiners.front()->getNumOperands() != 2 ||
+      combiners.front()->getNumResults() != 1 ||
+      !arith::getNeutralElement(combiners.front()))
+    return nullptr;
+  return combiners.front();
+}

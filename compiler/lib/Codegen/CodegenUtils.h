@@ -1,0 +1,48 @@
+//===- CodegenUtils.h - Helpers shared by host and GPU codegen --*- C++ -*-===//
+//
+// Internal to compiler/lib/Codegen: the pieces of the host and GPU recipes
+// that are the same (workgroup tiling with producer fusion, bufferization
+// of kernels whose signature is their bindings).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_CODEGEN_CODEGENUTILS_H_
+#define KILN_LIB_CODEGEN_CODEGENUTILS_H_
+
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::kiln {
+
+// The op producing the single result of `func`, or null when the kernel has
+// several results or its result is not produced by a TilingInterface op.
+Operation *getTileableResultProducer(func::FuncOp func);
+
+// Tiles the op producing the kernel result into an scf.forall with
+// `tileSizes` (one per loop, 0: not tiled) and `mapping` (one per tiled
+// loop), fusing its producers greedily into the loop body.
+LogicalResult tileResultIntoForall(func::FuncOp func,
+                                   ArrayRef<int64_t> tileSizes,
+                                   ArrayRef<Attribute> mapping);
+
+// Empty-tensor elimination, one-shot bufferization (function boundaries
+// excluded: the signature already is the bindings) with `allocationFn` for
+// temporaries and linalg.copy for copies, then removal of the self-copies
+// that in-place forall tiles leave behind. `memorySpaceFn`, when set, picks
+// the memory space of new buffers.
+LogicalResult bufferizeKernels(
+    ModuleOp module,
+    bufferization::BufferizationOptions::AllocationFn allocationFn,
+    bufferization::BufferizationOptions::DefaultMemorySpaceFn memorySpaceFn =
+        nullptr);
+
+// For a linalg op whose reduction loops are its innermost loops and which
+// folds each element into its single accumulator with one combining op that
+// has a neutral element (sum, product, max, ...): that combining op. Such a
+// reduction can be split into partial reductions combined in any order.
+Operation *getInnermostReductionCombiner(linalg::LinalgOp op);
+
+} // namespace mlir::kiln
+
+#endif // KILN_LIB_CODEGEN_CODEGENUTILS_H_

@@ -1,0 +1,362 @@
+//===- GPUDistributeToThreadsPass.cpp - Workgroup ops over threads --------===//
+//
+// After bufferization, a workgroup runs a sequence of linalg ops on buffers.
+// This pass gives each op to all the workgroup's threads: a thread-mapped
+// scf.forall over its parallel loops, or, for innermost reductions under the
+// "workgroup" strategy, a cooperative reduction through shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "CodegenUtils.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPUDISTRIBUTETOTHREADSPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr unsigned kMaxLinearDims = 10;
+
+static Attribute threadMapping(MLIRContext *ctx, unsigned linearDim) {
+  return gpu::GPUThreadMappingAttr::get(
+      ctx, static_cast<gpu::MappingId>(
+               static_cast<unsigned>(gpu::MappingId::LinearDim0) + linearDim));
+}
+
+// Product of the static extents of the trailing reduction loops.
+static std::optional<int64_t> staticReductionSize(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t size = 1;
+  for (int64_t r : ArrayRef(ranges).drop_front(op.getNumParallelLoops())) {
+    if (ShapedType::isDynamic(r))
+      return std::nullopt;
+    size *= r;
+  }
+  return size;
+}
+
+// Indices of `map` applied to the loop induction variables `ivs`.
+static SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
+                                   ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
+  return indices;
+}
+
+static Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                         OpOperand &operand, ValueRange ivs) {
+  Value source = operand.get();
+  if (!isa<MemRefType>(source.getType()))
+    return source;
+  return memref::LoadOp::create(
+      b, loc, source,
+      applyMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
+}
+
+// Combines two partial results with a clone of the reduction's combiner.
+static Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
+  IRMapping mapping;
+  mapping.map(combiner->getOperand(0), lhs);
+  mapping.map(combiner->getOperand(1), rhs);
+  return b.clone(*combiner, mapping)->getResult(0);
+}
+
+// For each output element of `op`: thread t folds elements t, t + W, ...
+// of the (linearized) reduction space into a partial starting at the
+// combiner's neutral element; the W partials are stored to shared memory
+// and combined pairwise in log2(W) steps, a barrier after each; thread 0
+// folds the total into the output.
+// Returns the last op of the emitted code.
+static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
+                                         linalg::LinalgOp op,
+                                         Operation *combiner,
+                                         int64_t workgroupSize) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  unsigned numParallel = op.getNumParallelLoops();
+  SmallVector<Range> domain =
+      cast<TilingInterface>(op.getOperation()).getIterationDomain(b);
+  SmallVector<Value> parallelSizes, reducedSizes;
+  for (auto [i, range] : llvm::enumerate(domain)) {
+    Value size = getValueOrCreateConstantIndexOp(b, loc, range.size);
+    (i < numParallel ? parallelSizes : reducedSizes).push_back(size);
+  }
+  Value reducedTotal = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value size : reducedSizes)
+    reducedTotal = arith::MulIOp::create(b, loc, reducedTotal, size);
+
+  OpOperand *init = op.getDpsInitOperand(0);
+  Type accType = getElementTypeOrSelf(init->get().getType());
+  auto sharedType = MemRefType::get(
+      {workgroupSize}, accType, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  Value shared = memref::AllocOp::create(b, loc, sharedType);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value threads = arith::ConstantIndexOp::create(b, loc, workgroupSize);
+  Value neutral = arith::ConstantOp::create(
+      b, loc, *arith::getNeutralElement(combiner));
+
+  SmallVector<Value> lbs(numParallel, zero), steps(numParallel, one);
+  scf::buildLoopNest(
+      b, loc, lbs, parallelSizes, steps,
+      [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
+        // 1. Strided partial per thread, running the op's own body.
+        auto partialLoop = scf::ForOp::create(
+            nb, loc, tid, reducedTotal, threads, ValueRange{neutral},
+            [&](OpBuilder &lb, Location loc, Value k, ValueRange iterArgs) {
+              SmallVector<Value> ivs(parallelIvs);
+              if (reducedSizes.size() == 1) {
+                ivs.push_back(k);
+              } else {
+                auto delin = affine::AffineDelinearizeIndexOp::create(
+                    lb, loc, k, getAsOpFoldResult(reducedSizes));
+                llvm::append_range(ivs, delin.getResults());
+              }
+              IRMapping mapping;
+              Block *body = op.getBlock();
+              for (OpOperand *input : op.getDpsInputOperands())
+                mapping.map(body->getArgument(input->getOperandNumber()),
+                            loadOperand(lb, loc, op, *input, ivs));
+              mapping.map(body->getArgument(init->getOperandNumber()),
+                          iterArgs.front());
+              for (Operation &inner : body->without_terminator()) {
+                if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+                  mapping.map(index.getResult(), ivs[index.getDim()]);
+                  continue;
+                }
+                lb.clone(inner, mapping);
+              }
+              Value next = mapping.lookup(
+                  body->getTerminator()->getOperand(0));
+              scf::YieldOp::create(lb, loc, next);
+            });
+        memref::StoreOp::create(nb, loc, partialLoop.getResult(0), shared,
+                                tid);
+        gpu::BarrierOp::create(nb, loc);
+
+        // 2. Tree over the partials in shared memory.
+        for (int64_t stride = llvm::PowerOf2Ceil(workgroupSize) / 2;
+             stride >= 1; stride /= 2) {
+          Value strideV = arith::ConstantIndexOp::create(nb, loc, stride);
+          Value other = arith::AddIOp::create(nb, loc, tid, strideV);
+          Value active = arith::AndIOp::create(
+              nb, loc,
+              arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, tid,
+                                    strideV),
+              arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult, other,
+                                    threads));
+          scf::IfOp::create(nb, loc, active, [&](OpBuilder &ib, Location loc) {
+            Value mine = memref::LoadOp::create(ib, loc, shared, tid);
+            Value theirs = memref::LoadOp::create(ib, loc, shared, other);
+            memref::StoreOp::create(ib, loc, combine(ib, combiner, mine, theirs),
+                                    shared, tid);
+            scf::YieldOp::create(ib, loc);
+          });
+          gpu::BarrierOp::create(nb, loc);
+        }
+
+        // 3. Thread 0 folds the total into the output element.
+        Value first = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
+                                            tid, zero);
+        scf::IfOp::create(nb, loc, first, [&](OpBuilder &ib, Location loc) {
+          SmallVector<Value> ivs(parallelIvs);
+          ivs.append(reducedSizes.size(), zero);
+          SmallVector<Value> outIndices =
+              applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
+          Value old = memref::LoadOp::create(ib, loc, init->get(), outIndices);
+          Value total = memref::LoadOp::create(ib, loc, shared, zero);
+          memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
+                                  init->get(), outIndices);
+          scf::YieldOp::create(ib, loc);
+        });
+      });
+  Operation *last = op->getPrevNode();
+  rewriter.eraseOp(op);
+  return last;
+}
+
+// Spreads the parallel loops of `op` over the workgroup's threads: an
+// scf.forall with tile 1 (the innermost parallel loop: `threadTile`), each
+// iteration running the op on its tile; reduction loops stay whole, so
+// each thread reduces serially. Returns the op that replaced `op`.
+static FailureOr<Operation *> distributeOp(RewriterBase &rewriter,
+                                           linalg::LinalgOp op,
+                                           int64_t threadTile) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto tileable = cast<TilingInterface>(op.getOperation());
+  SmallVector<Range> domain = tileable.getIterationDomain(rewriter);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> parallel;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      parallel.push_back(i);
+
+  if (parallel.empty()) {
+    // Nothing to spread: thread 0 does it all.
+    Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value first = arith::CmpIOp::create(rewriter, loc,
+                                        arith::CmpIPredicate::eq, tid, zero);
+    auto ifOp = scf::IfOp::create(rewriter, loc, first, /*withElseRegion=*/false);
+    rewriter.moveOpBefore(op, ifOp.thenBlock()->getTerminator());
+    return ifOp.getOperation();
+  }
+  if (parallel.size() > kMaxLinearDims)
+    return op.emitError() << "cannot distribute " << parallel.size()
+                          << " parallel loops over threads (at most "
+                          << kMaxLinearDims << ")";
+
+  // Only a loop that is innermost in memory gets wider thread tiles.
+  bool wideInnermost = threadTile > 1 && parallel.back() + 1 == iterators.size();
+  SmallVector<OpFoldResult> lbs, ubs, steps;
+  SmallVector<Attribute> mapping;
+  for (auto [n, i] : llvm::enumerate(parallel)) {
+    lbs.push_back(domain[i].offset);
+    ubs.push_back(domain[i].size);
+    bool wide = wideInnermost && n + 1 == parallel.size();
+    steps.push_back(rewriter.getIndexAttr(wide ? threadTile : 1));
+    mapping.push_back(threadMapping(op.getContext(), parallel.size() - 1 - n));
+  }
+
+  LogicalResult result = success();
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, lbs, ubs, steps, ValueRange{},
+      rewriter.getArrayAttr(mapping),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<OpFoldResult> offsets, sizes;
+        unsigned next = 0;
+        for (auto [i, range] : llvm::enumerate(domain)) {
+          if (iterators[i] != utils::IteratorType::parallel) {
+            offsets.push_back(range.offset);
+            sizes.push_back(range.size);
+            continue;
+          }
+          Value iv = ivs[next];
+          int64_t step = *getConstantIntValue(steps[next]);
+          ++next;
+          offsets.push_back(iv);
+          std::optional<int64_t> extent = getConstantIntValue(range.size);
+          if (step == 1 || (extent && *extent % step == 0)) {
+            sizes.push_back(b.getIndexAttr(step));
+            continue;
+          }
+          // min(step, ub - iv): the last tile may be partial.
+          AffineExpr d0, d1;
+          bindDims(b.getContext(), d0, d1);
+          sizes.push_back(affine::makeComposedFoldedAffineMin(
+              b, loc,
+              AffineMap::get(2, 0, {b.getAffineConstantExpr(step), d1 - d0},
+                             b.getContext()),
+              {iv, range.size}));
+        }
+        FailureOr<TilingResult> tiled =
+            tileable.getTiledImplementation(b, offsets, sizes);
+        if (failed(tiled))
+          result = op.emitError() << "cannot tile '" << op->getName()
+                                  << "' over threads";
+        scf::InParallelOp::create(b, loc);
+      });
+  if (failed(result))
+    return failure();
+  rewriter.eraseOp(op);
+  return forall.getOperation();
+}
+
+struct GPUDistributeToThreadsPass
+    : public kiln::impl::GPUDistributeToThreadsPassBase<
+          GPUDistributeToThreadsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
+    auto sizeAttr = strategy
+                        ? strategy.getAs<DenseI64ArrayAttr>("workgroup_size")
+                        : DenseI64ArrayAttr();
+    if (!sizeAttr || sizeAttr.size() != 3) {
+      func.emitError() << "kernel '" << func.getSymName() << "' has no "
+                       << kGPUStrategyAttrName
+                       << " with 'workgroup_size'; run "
+                          "kiln-gpu-select-strategy first";
+      return signalPassFailure();
+    }
+    int64_t workgroupSize = sizeAttr[0] * sizeAttr[1] * sizeAttr[2];
+    int64_t threadTile = 1;
+    if (auto attr = strategy.getAs<IntegerAttr>("thread_tile"))
+      threadTile = std::max<int64_t>(1, attr.getInt());
+    auto reductionAttr = strategy.getAs<StringAttr>("reduction");
+    bool workgroupReduction =
+        reductionAttr && reductionAttr.getValue() == "workgroup";
+
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> distributed;
+    for (linalg::LinalgOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitError() << "expected a bufferized op; run kiln-gpu-bufferize "
+                          "first";
+        return signalPassFailure();
+      }
+      Operation *combiner = workgroupReduction ? getInnermostReductionCombiner(op) : nullptr;
+      std::optional<int64_t> reduced = staticReductionSize(op);
+      if (combiner && reduced && *reduced >= workgroupSize) {
+        distributed.push_back(
+            emitWorkgroupReduction(rewriter, op, combiner, workgroupSize));
+        continue;
+      }
+      FailureOr<Operation *> replacement =
+          distributeOp(rewriter, op, threadTile);
+      if (failed(replacement))
+        return signalPassFailure();
+      distributed.push_back(*replacement);
+    }
+
+    // Threads read what other threads wrote in the previous op (shared
+    // temporaries, in-place outputs): a barrier after each distributed op
+    // that is followed by memory accesses in the same block.
+    for (Operation *done : distributed) {
+      bool needed = false;
+      for (Operation *op = done->getNextNode(); op && !needed;
+           op = op->getNextNode()) {
+        if (isa<gpu::BarrierOp>(op))
+          break;
+        needed = !op->hasTrait<OpTrait::IsTerminator>() &&
+                 !isMemoryEffectFree(op) &&
+                 !isa<memref::AllocOp, memref::DeallocOp>(op);
+      }
+      if (!needed)
+        continue;
+      rewriter.setInsertionPointAfter(done);
+      gpu::BarrierOp::create(rewriter, done->getLoc());
+    }
+  }
+};
+
+} // namespace

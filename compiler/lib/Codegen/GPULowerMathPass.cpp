@@ -1,0 +1,105 @@
+//===- GPULowerMathPass.cpp - Math ops for GPU backends -------------------===//
+//
+// Keeps math functions out of device libraries wherever MLIR can compute
+// them itself: expansions and polynomial approximations for f32 (and f16 /
+// bf16 through f32), LLVM intrinsics where the backend has an instruction.
+// Only f64 transcendental functions are left for ocml / libdevice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPULOWERMATHPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Replaces an f32 (or, with `allowF64`, f64) math op by the LLVM intrinsic
+// op computing the same function (same operands and result type).
+template <typename MathOp, typename IntrinsicOp>
+struct MathToIntrinsic : OpRewritePattern<MathOp> {
+  MathToIntrinsic(MLIRContext *ctx, bool allowF64)
+      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), allowF64(allowF64) {}
+
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    if (!element.isF32() && !(element.isF64() && allowF64))
+      return failure();
+    rewriter.replaceOpWithNewOp<IntrinsicOp>(op, op.getType(),
+                                             op->getOperands());
+    return success();
+  }
+
+  bool allowF64;
+};
+
+struct GPULowerMathPass
+    : public kiln::impl::GPULowerMathPassBase<GPULowerMathPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    bool rocdl = backend == "rocdl";
+    if (!rocdl && backend != "nvvm") {
+      getOperation().emitError()
+          << "unknown GPU backend '" << backend << "' (expected rocdl or nvvm)";
+      return signalPassFailure();
+    }
+
+    // 1. Expand compound functions (tan, sinh, tanh, powf, exp2, rsqrt,
+    //    ceil, round, ...) into exp, log, sin, cos, sqrt and arithmetic.
+    {
+      RewritePatternSet patterns(ctx);
+      math::populateExpansionPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // 2. Instructions first, where convert-gpu-to-rocdl accepts the
+    //    intrinsic: AMD GPUs have v_exp_f32 / v_log_f32, v_sqrt, ... (Other
+    //    single-instruction functions, and all of them on NVVM, come back
+    //    from device-library calls in kiln-gpu-unwrap-kernels.) Then
+    //    polynomial approximations for the remaining f32 functions.
+    {
+      RewritePatternSet patterns(ctx);
+      if (rocdl) {
+        patterns.add<MathToIntrinsic<math::SqrtOp, LLVM::SqrtOp>>(ctx, true);
+        patterns.add<MathToIntrinsic<math::AbsFOp, LLVM::FAbsOp>>(ctx, true);
+        patterns.add<MathToIntrinsic<math::FmaOp, LLVM::FMAOp>>(ctx, true);
+        patterns.add<MathToIntrinsic<math::CopySignOp, LLVM::CopySignOp>>(
+            ctx, true);
+        patterns.add<MathToIntrinsic<math::ExpOp, LLVM::ExpOp>>(ctx, false);
+        patterns.add<MathToIntrinsic<math::LogOp, LLVM::LogOp>>(ctx, false);
+      }
+      auto approximate = [](StringRef) { return true; };
+      populateMathF32ExpansionPatterns(patterns, approximate);
+      populateMathPolynomialApproximationPatterns(patterns, approximate);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // 3. LLVM's fpext/fptrunc take no fast-math flags, but the arith-to-LLVM
+    //    conversion would carry extf/truncf flags over as an attribute that
+    //    translation to LLVM IR rejects.
+    getOperation()->walk([](Operation *op) {
+      if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+        op->removeAttr("fastmath");
+    });
+  }
+};
+
+} // namespace

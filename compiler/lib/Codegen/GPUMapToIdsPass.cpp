@@ -1,0 +1,226 @@
+//===- GPUMapToIdsPass.cpp - Foralls to workgroup and thread ids ----------===//
+//
+// Gives the workgroup and thread scf.foralls their meaning on a GPU: the
+// block forall is run once per workgroup (gpu.block_id x), each thread
+// forall is strided over the workgroup's threads (gpu.thread_id x).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPUMAPTOIDSPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Position of a linear mapping id (linear_dim_0 -> 0), or -1.
+static int64_t linearDim(Attribute attr) {
+  auto mapping = dyn_cast<DeviceMappingAttrInterface>(attr);
+  if (!mapping || !mapping.isLinearMapping())
+    return -1;
+  return mapping.getRelativeIndex();
+}
+
+// Loop dims of `forall` ordered from the slowest varying (highest linear
+// dim) to the fastest (linear_dim_0), or failure if the mapping is not a
+// permutation of linear dims.
+static FailureOr<SmallVector<unsigned>> linearOrder(scf::ForallOp forall) {
+  ArrayAttr mapping = *forall.getMapping();
+  unsigned n = mapping.size();
+  SmallVector<unsigned> order(n, n);
+  for (auto [i, attr] : llvm::enumerate(mapping)) {
+    int64_t dim = linearDim(attr);
+    if (dim < 0 || dim >= n || order[n - 1 - dim] != n)
+      return forall.emitError()
+             << "expected a mapping to distinct linear dims, found "
+             << mapping;
+    order[n - 1 - dim] = i;
+  }
+  return order;
+}
+
+// Trip count of each loop of `forall`, as constants where possible.
+static SmallVector<OpFoldResult> tripCounts(OpBuilder &b,
+                                            scf::ForallOp forall) {
+  Location loc = forall.getLoc();
+  SmallVector<OpFoldResult> trips;
+  for (auto [lb, ub, step] :
+       llvm::zip(forall.getMixedLowerBound(), forall.getMixedUpperBound(),
+                 forall.getMixedStep())) {
+    AffineExpr d0, d1, d2;
+    bindDims(b.getContext(), d0, d1, d2);
+    trips.push_back(affine::makeComposedFoldedAffineApply(
+        b, loc, (d1 - d0).ceilDiv(d2), {lb, ub, step}));
+  }
+  return trips;
+}
+
+// Replaces `forall` by its body, executed for the linearized iteration
+// `linear` (< product of trip counts).
+static void inlineForallBody(RewriterBase &rewriter, scf::ForallOp forall,
+                             ArrayRef<unsigned> order,
+                             ArrayRef<OpFoldResult> trips, Value linear,
+                             Operation *insertBefore) {
+  Location loc = forall.getLoc();
+  rewriter.setInsertionPoint(insertBefore);
+  SmallVector<OpFoldResult> basis;
+  for (unsigned dim : order)
+    basis.push_back(trips[dim]);
+  SmallVector<Value> indices(order.size());
+  if (order.size() == 1) {
+    indices[order[0]] = linear;
+  } else {
+    auto delin =
+        affine::AffineDelinearizeIndexOp::create(rewriter, loc, linear, basis);
+    for (auto [pos, dim] : llvm::enumerate(order))
+      indices[dim] = delin.getResult(pos);
+  }
+  SmallVector<Value> ivs;
+  for (auto [index, lb, step] :
+       llvm::zip(indices, forall.getMixedLowerBound(), forall.getMixedStep())) {
+    AffineExpr d0, d1, d2;
+    bindDims(rewriter.getContext(), d0, d1, d2);
+    ivs.push_back(getValueOrCreateConstantIndexOp(
+        rewriter, loc,
+        affine::makeComposedFoldedAffineApply(rewriter, loc, d0 + d1 * d2,
+                                              {lb, index, step})));
+  }
+  Block *body = forall.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, insertBefore, ivs);
+  rewriter.eraseOp(forall);
+}
+
+struct GPUMapToIdsPass
+    : public kiln::impl::GPUMapToIdsPassBase<GPUMapToIdsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    MLIRContext *ctx = &getContext();
+    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
+    auto sizeAttr = strategy
+                        ? strategy.getAs<DenseI64ArrayAttr>("workgroup_size")
+                        : DenseI64ArrayAttr();
+    if (!sizeAttr || sizeAttr.size() != 3 || sizeAttr[1] != 1 ||
+        sizeAttr[2] != 1) {
+      func.emitError() << "kernel '" << func.getSymName() << "' needs a "
+                       << kGPUStrategyAttrName
+                       << " with a one-dimensional 'workgroup_size'";
+      return signalPassFailure();
+    }
+    int64_t workgroupSize = sizeAttr[0];
+
+    SmallVector<scf::ForallOp> blockForalls, threadForalls;
+    WalkResult walk = func.walk([&](scf::ForallOp op) {
+      if (!op.getMapping() || op.getMapping()->empty()) {
+        op.emitError() << "unmapped scf.forall in a GPU kernel";
+        return WalkResult::interrupt();
+      }
+      if (op.getNumResults() != 0) {
+        op.emitError() << "scf.forall still has tensor results; bufferize "
+                          "first";
+        return WalkResult::interrupt();
+      }
+      Attribute first = op.getMapping()->getValue().front();
+      if (isa<gpu::GPUBlockMappingAttr>(first))
+        blockForalls.push_back(op);
+      else if (isa<gpu::GPUThreadMappingAttr>(first))
+        threadForalls.push_back(op);
+      else {
+        op.emitError() << "unsupported scf.forall mapping " << first;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    if (blockForalls.size() > 1) {
+      blockForalls[1].emitError()
+          << "a GPU kernel distributes at most one scf.forall over workgroups";
+      return signalPassFailure();
+    }
+
+    IRRewriter rewriter(ctx);
+    // Threads: iteration `lin` runs on thread lin % W, in round lin / W.
+    for (scf::ForallOp forall : threadForalls) {
+      FailureOr<SmallVector<unsigned>> order = linearOrder(forall);
+      if (failed(order))
+        return signalPassFailure();
+      Location loc = forall.getLoc();
+      rewriter.setInsertionPoint(forall);
+      SmallVector<OpFoldResult> trips = tripCounts(rewriter, forall);
+      OpFoldResult total = rewriter.getIndexAttr(1);
+      for (OpFoldResult trip : trips) {
+        AffineExpr d0, d1;
+        bindDims(ctx, d0, d1);
+        total = affine::makeComposedFoldedAffineApply(rewriter, loc, d0 * d1,
+                                                      {total, trip});
+      }
+      Value tid = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+      std::optional<int64_t> staticTotal = getConstantIntValue(total);
+      Operation *insertBefore;
+      if (staticTotal && *staticTotal <= workgroupSize) {
+        if (*staticTotal == workgroupSize) {
+          insertBefore = forall;
+        } else {
+          Value bound = arith::ConstantIndexOp::create(rewriter, loc,
+                                                       *staticTotal);
+          Value active = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::ult, tid, bound);
+          auto ifOp = scf::IfOp::create(rewriter, loc, active, /*withElseRegion=*/false);
+          insertBefore = ifOp.thenBlock()->getTerminator();
+        }
+        inlineForallBody(rewriter, forall, *order, trips, tid, insertBefore);
+        continue;
+      }
+      Value ub = getValueOrCreateConstantIndexOp(rewriter, loc, total);
+      Value step = arith::ConstantIndexOp::create(rewriter, loc, workgroupSize);
+      auto loop = scf::ForOp::create(rewriter, loc, tid, ub, step);
+      inlineForallBody(rewriter, forall, *order, trips,
+                       loop.getInductionVar(),
+                       loop.getBody()->getTerminator());
+    }
+
+    // Workgroups: the grid is linear along x.
+    int64_t grid = 1;
+    if (!blockForalls.empty()) {
+      scf::ForallOp forall = blockForalls.front();
+      FailureOr<SmallVector<unsigned>> order = linearOrder(forall);
+      if (failed(order))
+        return signalPassFailure();
+      rewriter.setInsertionPoint(forall);
+      SmallVector<OpFoldResult> trips = tripCounts(rewriter, forall);
+      for (OpFoldResult trip : trips) {
+        std::optional<int64_t> count = getConstantIntValue(trip);
+        if (!count) {
+          forall.emitError() << "workgroup scf.forall must have static bounds";
+          return signalPassFailure();
+        }
+        grid *= *count;
+      }
+      Value bid = gpu::BlockIdOp::create(rewriter, forall.getLoc(),
+                                         gpu::Dimension::x);
+      inlineForallBody(rewriter, forall, *order, trips, bid, forall);
+    }
+    func->setAttr(kWorkgroupCountAttrName,
+                  DenseI64ArrayAttr::get(ctx, {grid, 1, 1}));
+    func->setAttr(kWorkgroupSizeAttrName,
+                  DenseI64ArrayAttr::get(ctx, {workgroupSize, 1, 1}));
+  }
+};
+
+} // namespace

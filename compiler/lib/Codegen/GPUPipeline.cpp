@@ -1,0 +1,168 @@
+//===- GPUPipeline.cpp - The GPU (ROCDL, NVVM) kernel codegen recipe ------===//
+//
+// The whole recipe, top to bottom, shared by the rocm and cuda targets; only
+// the last conversion differs. Stages are named for --dump-intermediates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/GPUPipeline.h"
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::kiln {
+
+GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
+                                              llvm::StringRef chip) {
+  GPUCodegenOptions options;
+  options.backend = backend;
+  options.chip = chip.str();
+  if (backend == GPUBackend::NVVM) {
+    options.subgroupSize = 32;
+    // Statically allocated shared memory is limited to 48 KiB per block.
+    options.maxSharedMemoryBytes = 48 * 1024;
+    return options;
+  }
+  // gfx9 (GCN/CDNA) runs wave64; gfx10 and later (RDNA) wave32.
+  options.subgroupSize = chip.starts_with("gfx9") ? 64 : 32;
+  options.maxSharedMemoryBytes = chip == "gfx950" ? 160 * 1024 : 64 * 1024;
+  return options;
+}
+
+static void addCleanup(OpPassManager &funcPm) {
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
+// 1. Fuse elementwise chains, choose the strategy, tile the result op into
+//    an scf.forall over workgroups and fuse its producers (on tensors).
+static void buildTileStage(OpPassManager &pm,
+                           const GPUCodegenOptions &options) {
+  OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createGPUFuseElementwisePass());
+  addCleanup(f);
+  GPUSelectStrategyPassOptions strategy;
+  strategy.subgroupSize = options.subgroupSize;
+  strategy.maxWorkgroupSize = options.maxWorkgroupSize;
+  f.addPass(createGPUSelectStrategyPass(strategy));
+  f.addPass(createGPUTileToWorkgroupsPass());
+  addCleanup(f);
+}
+
+// 2. The signature becomes the bindings; results are computed in place in
+//    their bindings, temporaries are workgroup-shared buffers.
+static void buildBufferizeStage(OpPassManager &pm,
+                                const GPUCodegenOptions &) {
+  pm.nest<func::FuncOp>().addPass(createHostConvertToBindingsPass());
+  pm.addPass(createGPUBufferizePass());
+  addCleanup(pm.nest<func::FuncOp>());
+}
+
+// 3. Every op of a workgroup is spread over its threads; foralls become
+//    block and thread ids.
+static void buildDistributeStage(OpPassManager &pm,
+                                 const GPUCodegenOptions &) {
+  OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createGPUDistributeToThreadsPass());
+  f.addPass(createGPUMapToIdsPass());
+  addCleanup(f);
+}
+
+// 4. Scalar loops per thread. 16-bit floats compute in f32; math functions
+//    become arithmetic or instructions.
+static void buildScalarStage(OpPassManager &pm,
+                             const GPUCodegenOptions &options) {
+  OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createConvertLinalgToLoopsPass());
+  f.addPass(memref::createFoldMemRefAliasOpsPass());
+  f.addPass(math::createMathExtendToSupportedTypes());
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"f16", "bf16"};
+  emulate.targetTypeStr = "f32";
+  f.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  GPULowerMathPassOptions math;
+  math.backend = options.backend == GPUBackend::ROCDL ? "rocdl" : "nvvm";
+  f.addPass(createGPULowerMathPass(math));
+  // bf16 conversions as integer ops (neither backend needs a libcall then);
+  // ceildiv/floordiv as plain arithmetic.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  f.addPass(arith::createArithExpandOpsPass(expand));
+  addCleanup(f);
+}
+
+// 5. gpu.func kernels lowered by upstream ROCDL / NVVM conversions with
+//    bare-pointer bindings, then hoisted into a plain LLVM module.
+static void buildLLVMStage(OpPassManager &pm,
+                           const GPUCodegenOptions &options) {
+  GPUWrapKernelsPassOptions wrap;
+  wrap.maxSharedMemoryBytes = options.maxSharedMemoryBytes;
+  pm.addPass(createGPUWrapKernelsPass(wrap));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  OpPassManager &g = pm.nest<gpu::GPUModuleOp>();
+  if (options.backend == GPUBackend::ROCDL) {
+    ConvertGpuOpsToROCDLOpsOptions rocdl;
+    rocdl.chipset = options.chip;
+    rocdl.indexBitwidth = 64;
+    rocdl.useBarePtrCallConv = true;
+    g.addPass(createConvertGpuOpsToROCDLOps(rocdl));
+  } else {
+    ConvertGpuOpsToNVVMOpsOptions nvvm;
+    nvvm.indexBitwidth = 64;
+    nvvm.useBarePtrCallConv = true;
+    g.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  }
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGPUUnwrapKernelsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+ArrayRef<GPUCodegenStage> getGPUCodegenStages() {
+  static const GPUCodegenStage stages[] = {
+      {"tile", buildTileStage},
+      {"bufferize", buildBufferizeStage},
+      {"distribute", buildDistributeStage},
+      {"scalar", buildScalarStage},
+      {"llvm", buildLLVMStage},
+  };
+  return stages;
+}
+
+void buildGPUCodegenPipeline(OpPassManager &pm,
+                             const GPUCodegenOptions &options) {
+  for (const GPUCodegenStage &stage : getGPUCodegenStages())
+    stage.build(pm, options);
+}
+
+void registerGPUCodegenDialects(DialectRegistry &registry) {
+  registerHostCodegenDialects(registry);
+  // Shared-memory temporaries of partial tiles are sized from bounds on
+  // affine.min / arith ops.
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  memref::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
+  registry.insert<amdgpu::AMDGPUDialect, NVVM::NVVMDialect,
+                  ROCDL::ROCDLDialect, vector::VectorDialect>();
+}
+
+} // namespace mlir::kiln

@@ -1,0 +1,251 @@
+//===- GPUSelectStrategyPass.cpp - GPU strategy selection -----------------===//
+//
+// Picks, per kernel, how the op producing the result is split into
+// workgroups and how a workgroup's work is spread over its threads, from the
+// root op's kind, the iteration-space shape and the chip's subgroup size.
+// The choice is data (`kiln.gpu_strategy`) that later passes consume.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "CodegenUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPUSELECTSTRATEGYPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Subgroups per workgroup: enough to hide latency, few enough that small
+// kernels still spread over many compute units.
+constexpr int64_t kSubgroupsPerWorkgroup = 4;
+// Widest access a thread issues in one instruction.
+constexpr int64_t kVectorBits = 128;
+
+struct GPUStrategy {
+  std::string kind = "single";
+  std::string root;
+  SmallVector<int64_t> workgroupTile;
+  int64_t workgroupCount = 1;
+  int64_t workgroupSize = 1;
+  int64_t threadTile = 1;
+  std::string reduction = "none";
+};
+
+// The op carrying the kernel's main work: the (last) linalg op with
+// reduction loops, else the op producing the result.
+static Operation *findRootOp(func::FuncOp func, Operation *resultProducer) {
+  Operation *root = nullptr;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() > 0)
+      root = op;
+  });
+  if (root || resultProducer)
+    return root ? root : resultProducer;
+  func.walk([&](linalg::LinalgOp op) { root = op; });
+  return root;
+}
+
+static bool bodyMultiplies(linalg::LinalgOp op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    found |= isa<arith::MulFOp, arith::MulIOp>(inner);
+  });
+  return found;
+}
+
+static std::string classifyRoot(Operation *root) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(root);
+  if (!linalgOp)
+    return "generic";
+  if (linalg::isaContractionOpInterface(linalgOp))
+    return "matmul";
+  if (linalg::isaConvolutionOpInterface(linalgOp)) {
+    // Pooling ops are convolutions whose "filter" only gives the window
+    // shape: nothing is multiplied.
+    bool pooling =
+        root->getName().getStringRef().contains("pooling") ||
+        !bodyMultiplies(linalgOp);
+    return pooling ? "pooling" : "conv";
+  }
+  if (linalgOp.getNumReductionLoops() > 0)
+    return "reduction";
+  return "elementwise";
+}
+
+static std::optional<SmallVector<int64_t>> staticLoopRanges(Operation *op) {
+  auto tileable = dyn_cast_or_null<TilingInterface>(op);
+  if (!tileable)
+    return std::nullopt;
+  OpBuilder builder(op);
+  SmallVector<int64_t> sizes;
+  for (Range range : tileable.getIterationDomain(builder)) {
+    std::optional<int64_t> size = getConstantIntValue(range.size);
+    std::optional<int64_t> offset = getConstantIntValue(range.offset);
+    if (!size || !offset || *offset != 0)
+      return std::nullopt;
+    sizes.push_back(*size);
+  }
+  return sizes;
+}
+
+static int64_t elementBits(Operation *op) {
+  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  return type.isIntOrFloat() ? type.getIntOrFloatBitWidth() : 0;
+}
+
+static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
+                                  int64_t maxWorkgroupSize) {
+  GPUStrategy strategy;
+  strategy.workgroupSize =
+      std::max<int64_t>(1, std::min(kSubgroupsPerWorkgroup * subgroupSize,
+                                    maxWorkgroupSize));
+  int64_t threads = strategy.workgroupSize;
+
+  Operation *producer = getTileableResultProducer(func);
+  Operation *root = findRootOp(func, producer);
+  if (root)
+    strategy.root = root->getName().getStringRef().str();
+  std::optional<SmallVector<int64_t>> sizes = staticLoopRanges(producer);
+  if (!producer || !sizes)
+    return strategy; // kind "single"
+
+  strategy.kind = classifyRoot(root);
+  auto tileable = cast<TilingInterface>(producer);
+  SmallVector<utils::IteratorType> iterators =
+      tileable.getLoopIteratorTypes();
+  strategy.workgroupTile.assign(sizes->size(), 0);
+
+  // Reductions over the innermost loops with enough elements per output to
+  // keep a workgroup busy: one workgroup per output row, all its threads
+  // reduce that row together.
+  auto rootLinalg = dyn_cast<linalg::LinalgOp>(root);
+  if (rootLinalg && rootLinalg.getNumReductionLoops() > 0) {
+    strategy.reduction = "thread";
+    std::optional<SmallVector<int64_t>> rootSizes = staticLoopRanges(root);
+    if (strategy.kind == "reduction" && rootSizes &&
+        getInnermostReductionCombiner(rootLinalg)) {
+      unsigned numParallel = rootLinalg.getNumParallelLoops();
+      int64_t reduced = 1;
+      for (int64_t s : ArrayRef(*rootSizes).drop_front(numParallel))
+        reduced *= s;
+      // The result loops that correspond to the root's parallel loops are
+      // its leading ones: the result is the reduction itself, an
+      // elementwise consumer of it (same rank as the reduction's output),
+      // or spans the reduced loops too (softmax normalization).
+      unsigned rank = sizes->size();
+      bool leadingParallel =
+          rank >= numParallel &&
+          llvm::all_of(ArrayRef(iterators).take_front(numParallel),
+                       [](utils::IteratorType it) {
+                         return it == utils::IteratorType::parallel;
+                       });
+      if (reduced >= threads && leadingParallel &&
+          (rank == numParallel || rank == rootSizes->size())) {
+        strategy.reduction = "workgroup";
+        for (unsigned i = 0; i < numParallel; ++i)
+          strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
+      }
+    }
+  }
+
+  if (strategy.reduction != "workgroup") {
+    // Elementwise kernels let each thread handle a 128-bit chunk of the
+    // innermost loop when the shape allows it.
+    int64_t bits = elementBits(producer);
+    if (strategy.kind == "elementwise" && bits >= 8 && bits <= 32 &&
+        !sizes->empty()) {
+      int64_t vector = kVectorBits / bits;
+      if (sizes->back() % vector == 0)
+        strategy.threadTile = vector;
+    }
+    // Enough output elements for every thread to compute `threadTile` of
+    // them. Loops are filled innermost first (contiguous accesses); for
+    // matmuls the innermost loop gets only about the square root, so that
+    // tiles stay square and reuse their operands.
+    int64_t budget = threads * strategy.threadTile;
+    std::optional<int64_t> innermostCap;
+    if (strategy.kind == "matmul") {
+      int64_t side = 1;
+      while (side * side < budget)
+        side *= 2;
+      innermostCap = side;
+    }
+    bool first = true;
+    for (int64_t i = static_cast<int64_t>(sizes->size()) - 1; i >= 0; --i) {
+      if (iterators[i] != utils::IteratorType::parallel)
+        continue;
+      int64_t size = (*sizes)[i];
+      int64_t cap = budget;
+      if (first && innermostCap)
+        cap = std::min(cap, *innermostCap);
+      first = false;
+      int64_t tile = std::max<int64_t>(1, std::min(size, cap));
+      budget = std::max<int64_t>(1, budget / tile);
+      strategy.workgroupTile[i] = tile;
+    }
+  }
+
+  // A tile spanning the whole loop is not a split; count the workgroups.
+  bool tiled = false;
+  for (auto [tile, size] : llvm::zip(strategy.workgroupTile, *sizes)) {
+    if (tile >= size)
+      tile = 0;
+    if (tile == 0)
+      continue;
+    tiled = true;
+    strategy.workgroupCount *= llvm::divideCeil(size, tile);
+  }
+  if (!tiled)
+    strategy.workgroupTile.clear();
+  return strategy;
+}
+
+struct GPUSelectStrategyPass
+    : public kiln::impl::GPUSelectStrategyPassBase<GPUSelectStrategyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (subgroupSize <= 0 || maxWorkgroupSize < subgroupSize) {
+      func.emitError() << "invalid GPU limits: subgroup size " << subgroupSize
+                       << ", max workgroup size " << maxWorkgroupSize;
+      return signalPassFailure();
+    }
+    GPUStrategy strategy =
+        selectStrategy(func, subgroupSize, maxWorkgroupSize);
+
+    Builder b(func.getContext());
+    SmallVector<NamedAttribute> entries = {
+        b.getNamedAttr("kind", b.getStringAttr(strategy.kind)),
+        b.getNamedAttr("workgroup_tile",
+                       b.getDenseI64ArrayAttr(strategy.workgroupTile)),
+        b.getNamedAttr("workgroup_count",
+                       b.getDenseI64ArrayAttr({strategy.workgroupCount, 1, 1})),
+        b.getNamedAttr("workgroup_size",
+                       b.getDenseI64ArrayAttr({strategy.workgroupSize, 1, 1})),
+        b.getNamedAttr("thread_tile", b.getI64IntegerAttr(strategy.threadTile)),
+        b.getNamedAttr("reduction", b.getStringAttr(strategy.reduction)),
+        b.getNamedAttr("subgroup_size", b.getI64IntegerAttr(subgroupSize)),
+    };
+    if (!strategy.root.empty())
+      entries.push_back(b.getNamedAttr("root", b.getStringAttr(strategy.root)));
+    func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));
+  }
+};
+
+} // namespace

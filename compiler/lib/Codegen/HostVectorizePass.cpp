@@ -1,0 +1,212 @@
+//===- HostVectorizePass.cpp - Register tiling and vectorization ----------===//
+//
+// Inside each workgroup, tiles every linalg op to the register tile of the
+// host strategy with scf.for loops, peels partial tiles and vectorizes the
+// statically shaped tile ops; the rest stays linalg (scalar loops later).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "HostRegisterTiles.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_HOSTVECTORIZEPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Marks the register tile loops until they are peeled.
+constexpr llvm::StringLiteral kPeelMarker = "kiln.peel";
+
+// Element types whose memory layout matches their vector layout in LLVM:
+// i1 vectors are bit-packed (memrefs of i1 hold bytes) and f16/bf16 are
+// expanded to integer code by kiln-host-expand-small-floats, which handles
+// scalars only.
+static bool hasVectorizableElementTypes(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return element.isF32() || element.isF64() || element.isInteger(8) ||
+           element.isInteger(16) || element.isInteger(32) ||
+           element.isInteger(64);
+  });
+}
+
+static bool isCandidate(linalg::LinalgOp op) {
+  return op.hasPureBufferSemantics() && op.getNumLoops() > 0 &&
+         linalg::hasVectorizationImpl(op) && hasVectorizableElementTypes(op) &&
+         // Only 1-D convolutions have a vectorization; tiling the others to
+         // register tiles would just add loops around scalar code.
+         !linalg::isaConvolutionOpInterface(op);
+}
+
+struct HostVectorizePass
+    : public kiln::impl::HostVectorizePassBase<HostVectorizePass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    // Peeling leaves affine.min sizes and single-iteration loops that fold
+    // to constants only after canonicalization; vectorization needs them.
+    RewritePatternSet patterns(ctx);
+    for (Dialect *dialect : ctx->getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(patterns, ctx);
+    canonicalization =
+        std::make_shared<FrozenRewritePatternSet>(std::move(patterns));
+    return success();
+  }
+  void runOnOperation() override;
+
+private:
+  LogicalResult tileToRegisters(linalg::LinalgOp op,
+                                ArrayRef<int64_t> vectorSizes);
+  void peelRegisterTileLoops();
+
+  std::shared_ptr<const FrozenRewritePatternSet> canonicalization;
+};
+
+// Tiles `op` so that each tile covers at most `vectorSizes` per loop; loops
+// whose (static) range fits in one tile are not tiled.
+LogicalResult
+HostVectorizePass::tileToRegisters(linalg::LinalgOp op,
+                                   ArrayRef<int64_t> vectorSizes) {
+  MLIRContext *ctx = &getContext();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<OpFoldResult> tileSizes;
+  bool anyTiled = false;
+  for (auto [range, size] : llvm::zip_equal(ranges, vectorSizes)) {
+    bool tiled = ShapedType::isDynamic(range) || range > size;
+    tileSizes.push_back(
+        IntegerAttr::get(IndexType::get(ctx), tiled ? size : 0));
+    anyTiled |= tiled;
+  }
+  if (!anyTiled)
+    return success();
+
+  IRRewriter rewriter(ctx);
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(tileSizes);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return op->emitError() << "failed to tile '" << op->getName()
+                           << "' to register tiles";
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loop->setAttr(kPeelMarker, UnitAttr::get(ctx));
+  rewriter.eraseOp(op);
+  return success();
+}
+
+// Peels the last, partial iteration of every register tile loop, outermost
+// first: the main loops then see full tiles (static shapes once the
+// affine.min of their sizes fold), the partial iterations the remainder.
+void HostVectorizePass::peelRegisterTileLoops() {
+  SmallVector<scf::ForOp> worklist;
+  getOperation().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+    if (loop->hasAttr(kPeelMarker))
+      worklist.push_back(loop);
+  });
+  IRRewriter rewriter(&getContext());
+  // The partial iteration of an outer loop holds clones of the inner loops,
+  // which are peeled in turn.
+  for (size_t i = 0; i < worklist.size(); ++i) {
+    scf::ForOp loop = worklist[i];
+    loop->removeAttr(kPeelMarker);
+    scf::ForOp partial;
+    rewriter.setInsertionPoint(loop);
+    if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial)))
+      continue;
+    partial.walk<WalkOrder::PreOrder>([&](scf::ForOp inner) {
+      if (inner->hasAttr(kPeelMarker))
+        worklist.push_back(inner);
+    });
+  }
+}
+
+void HostVectorizePass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (func.isExternal())
+    return;
+  MLIRContext *ctx = &getContext();
+  auto strategy = func->getAttrOfType<DictionaryAttr>(kHostStrategyAttrName);
+  auto widthAttr =
+      strategy ? strategy.getAs<IntegerAttr>("vector_width") : IntegerAttr();
+  if (!widthAttr || widthAttr.getInt() <= 0) {
+    func.emitError() << "kernel '" << func.getSymName() << "' has no "
+                     << kHostStrategyAttrName
+                     << " with a positive 'vector_width'; run "
+                        "kiln-host-select-strategy first";
+    return signalPassFailure();
+  }
+  int64_t vectorBits = widthAttr.getInt();
+  auto rootName = strategy.getAs<StringAttr>("root");
+  auto rootSizes = strategy.getAs<DenseI64ArrayAttr>("vector_sizes");
+
+  // 1. Register tiles. The strategy's sizes apply to the root op (after
+  //    bufferization it is the op with the root's name and loop count).
+  SmallVector<linalg::LinalgOp> candidates;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isCandidate(op))
+      candidates.push_back(op);
+  });
+  for (linalg::LinalgOp op : candidates) {
+    bool isRoot = rootName && rootSizes &&
+                  op->getName().getStringRef() == rootName.getValue() &&
+                  static_cast<int64_t>(op.getNumLoops()) == rootSizes.size();
+    SmallVector<int64_t> sizes = isRoot
+                                     ? llvm::to_vector(rootSizes.asArrayRef())
+                                     : getHostRegisterTile(op, vectorBits);
+    if (failed(tileToRegisters(op, sizes)))
+      return signalPassFailure();
+  }
+
+  // 2. Full tiles in the main loops, the remainder in the peeled ones; fold
+  //    the now-constant tile sizes into static subview shapes.
+  peelRegisterTileLoops();
+  // Not converging within the iteration limit is no error: what is not
+  // folded is only less optimized.
+  (void)applyPatternsGreedily(func, *canonicalization);
+
+  // 3. Vectorize the statically shaped tile ops. Contractions go straight to
+  //    vector.contract (kiln-host-lower-vectors turns them into FMAs).
+  SmallVector<linalg::LinalgOp> tileOps;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isCandidate(op) && op.hasPureBufferSemantics() &&
+        llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
+        succeeded(linalg::vectorizeOpPrecondition(op)))
+      tileOps.push_back(op);
+  });
+  IRRewriter rewriter(ctx);
+  for (linalg::LinalgOp op : tileOps) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/true);
+    // A failure leaves the op untouched: it becomes scalar loops.
+    if (succeeded(result))
+      rewriter.eraseOp(op);
+  }
+  (void)applyPatternsGreedily(func, *canonicalization);
+}
+
+} // namespace

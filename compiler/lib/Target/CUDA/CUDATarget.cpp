@@ -1,0 +1,214 @@
+//===- CUDATarget.cpp - NVIDIA GPU (PTX) executable compilation -----------===//
+//
+// Per chip: GPU codegen pipeline (NVVM) -> LLVM IR -> internalize + O3 with
+// the NVPTX target machine -> PTX text. There is no libdevice here: math must
+// be expanded by the pipeline (or be an NVPTX intrinsic), and a call to an
+// external function is an error at compile time rather than at JIT time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CUDA/CUDATarget.h"
+
+#include "GPUTargetUtils.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu_target;
+
+static constexpr StringLiteral kTargetName = "cuda";
+static constexpr StringLiteral kNVPTXTriple = "nvptx64-nvidia-cuda";
+
+ArrayRef<CUDAChipInfo> mlir::kiln::getKnownCUDAChips() {
+  // The PTX ISA version is the lowest one that supports the chip (what LLVM
+  // picks by default), so the oldest driver that knows the chip can JIT it.
+  static const CUDAChipInfo chips[] = {
+      {"sm_75", 63, 49152},  {"sm_80", 70, 49152},  {"sm_86", 71, 49152},
+      {"sm_89", 78, 49152},  {"sm_90", 78, 49152},  {"sm_90a", 80, 49152},
+      {"sm_100", 86, 49152}, {"sm_120", 87, 49152},
+  };
+  return chips;
+}
+
+const CUDAChipInfo *mlir::kiln::lookupCUDAChip(StringRef chip) {
+  for (const CUDAChipInfo &info : getKnownCUDAChips())
+    if (info.name == chip)
+      return &info;
+  return nullptr;
+}
+
+llvm::Error mlir::kiln::verifyCUDAChips(ArrayRef<std::string> chips) {
+  SmallVector<StringRef> known;
+  for (const CUDAChipInfo &info : getKnownCUDAChips())
+    known.push_back(info.name);
+  if (chips.empty())
+    return llvm::createStringError("no CUDA chip given; known chips: " +
+                                   joinNames(known));
+  for (const std::string &chip : chips)
+    if (!lookupCUDAChip(chip))
+      return llvm::createStringError("unknown CUDA chip '" + chip +
+                                     "'; known chips: " + joinNames(known));
+  return llvm::Error::success();
+}
+
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(Location loc, const CUDAChipInfo &chip, unsigned optLevel) {
+  static std::once_flag initFlag;
+  std::call_once(initFlag, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  llvm::Triple triple(kNVPTXTriple);
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << "cuda target: no LLVM NVPTX backend: " << error;
+    return nullptr;
+  }
+  std::string features = "+ptx" + std::to_string(chip.ptxVersion);
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, chip.name, features, llvm::TargetOptions(), std::nullopt,
+      std::nullopt, getCodeGenOptLevel(optLevel)));
+  if (!tm)
+    emitError(loc) << "cuda target: cannot create an NVPTX target machine for "
+                   << chip.name;
+  return tm;
+}
+
+// Makes each kernel's block size exact for ptxas (.reqntid, which lets it
+// budget registers). ptxas rejects .maxntid next to .reqntid ("Conflicting
+// directives"), and the NVVM conversion may have set .maxntid from the known
+// block size, so that one is dropped: .reqntid implies it.
+static LogicalResult annotateKernels(Location loc, llvm::Module &module,
+                                     ArrayRef<KernelLaunchInfo> kernels) {
+  for (const KernelLaunchInfo &kernel : kernels) {
+    llvm::Function *fn = module.getFunction(kernel.name);
+    if (!fn || fn->getCallingConv() != llvm::CallingConv::PTX_Kernel)
+      return emitError(loc) << "cuda target: kernel '" << kernel.name
+                            << "' is not a ptx_kernel after translation";
+    fn->removeFnAttr("nvvm.maxntid");
+    fn->addFnAttr("nvvm.reqntid",
+                  std::to_string(kernel.workgroupSize[0]) + "," +
+                      std::to_string(kernel.workgroupSize[1]) + "," +
+                      std::to_string(kernel.workgroupSize[2]));
+  }
+  return success();
+}
+
+static FailureOr<CUDAExecutableBinary>
+compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
+               const CUDATargetOptions &options) {
+  Location loc = executable.getLoc();
+  StringRef name = executable.getSymName();
+  DumpWriter dump(options.dumpDir, name, chip.name);
+
+  GPUCodegenOptions codegenOptions;
+  codegenOptions.backend = GPUBackend::NVVM;
+  codegenOptions.chip = chip.name.str();
+  codegenOptions.subgroupSize = 32;
+  codegenOptions.maxWorkgroupSize = 1024;
+  codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
+  SmallVector<KernelLaunchInfo> kernels;
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      lowerKernels(executable, codegenOptions, kTargetName, dump, kernels);
+  if (failed(module))
+    return failure();
+
+  std::unique_ptr<llvm::TargetMachine> tm =
+      createTargetMachine(loc, chip, options.optLevel);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToLLVMIR(**module, llvmContext, *tm, kTargetName);
+  if (!llvmModule || failed(annotateKernels(loc, *llvmModule, kernels)))
+    return failure();
+  if (failed(dump.write(loc, "ll", [&](raw_ostream &os) {
+        llvmModule->print(os, nullptr);
+      })))
+    return failure();
+
+  llvm::StringSet<> kernelNames;
+  for (const KernelLaunchInfo &kernel : kernels)
+    kernelNames.insert(kernel.name);
+  llvm::internalizeModule(*llvmModule, [&](const llvm::GlobalValue &value) {
+    return kernelNames.contains(value.getName());
+  });
+  optimizeModule(*llvmModule, *tm, options.optLevel);
+  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
+    return emitError(loc) << "cuda target: optimized LLVM IR of executable '"
+                          << name << "' is invalid";
+  // NVPTX expands only exp2 on f32/f16 (ex2.approx) by itself.
+  if (failed(checkTranscendentals(
+          loc, *llvmModule, kTargetName, chip.name,
+          [](StringRef name, llvm::Type *type) {
+            return name == "exp2" && (type->isFloatTy() || type->isHalfTy());
+          })))
+    return failure();
+  for (const llvm::Function &fn : *llvmModule)
+    if (fn.isDeclaration() && !fn.isIntrinsic() && !fn.use_empty())
+      return emitError(loc)
+             << "cuda target: executable '" << name << "' on " << chip.name
+             << " calls external function '" << fn.getName()
+             << "'; libdevice is not linked, so math functions must be "
+                "expanded by the GPU codegen pipeline";
+  if (failed(dump.write(loc, "opt.ll", [&](raw_ostream &os) {
+        llvmModule->print(os, nullptr);
+      })))
+    return failure();
+
+  // PTX is the NVPTX backend's assembly output.
+  SmallVector<char> ptx;
+  if (failed(emitFile(loc, *llvmModule, *tm,
+                      llvm::CodeGenFileType::AssemblyFile, kTargetName, ptx)))
+    return failure();
+  if (failed(dump.writeBytes(loc, "s", ptx)) ||
+      failed(dump.writeBytes(loc, "ptx", ptx)))
+    return failure();
+
+  CUDAExecutableBinary binary;
+  binary.chip = chip.name.str();
+  binary.ptx.assign(ptx.begin(), ptx.end());
+  binary.ptx.push_back('\0');
+  for (const KernelLaunchInfo &kernel : kernels) {
+    CUDAKernelExport entry;
+    entry.name = kernel.name;
+    entry.workgroupCount = kernel.workgroupCount;
+    entry.workgroupSize = kernel.workgroupSize;
+    entry.bindingCount = kernel.bindingCount;
+    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
+    binary.exports.push_back(std::move(entry));
+  }
+  return binary;
+}
+
+FailureOr<std::vector<CUDAExecutableBinary>>
+mlir::kiln::compileExecutableForCUDA(ExecutableOp executable,
+                                     const CUDATargetOptions &options) {
+  if (llvm::Error error = verifyCUDAChips(options.chips))
+    return executable.emitError() << "cuda target: "
+                                  << llvm::toString(std::move(error));
+  std::vector<CUDAExecutableBinary> binaries;
+  for (const std::string &chipName : options.chips) {
+    FailureOr<CUDAExecutableBinary> binary =
+        compileForChip(executable, *lookupCUDAChip(chipName), options);
+    if (failed(binary))
+      return failure();
+    binaries.push_back(std::move(*binary));
+  }
+  return binaries;
+}

@@ -1,0 +1,110 @@
+//===- GPUTargetUtils.h - Steps shared by the ROCM and CUDA targets -*- C++ -*-===//
+//
+// The ROCM (HSACO) and CUDA (PTX) targets compile an executable the same way
+// up to the LLVM module: clone the kernels, run the shared GPU codegen
+// pipeline for one chip, read back the launch attributes, translate to LLVM
+// IR, optimize. Only the device libraries and the final emission differ.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_
+#define KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_
+
+#include "kiln/Codegen/GPUPipeline.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace mlir::kiln::gpu_target {
+
+// Launch facts of one kernel, common to every GPU target.
+struct KernelLaunchInfo {
+  std::string name;
+  uint32_t bindingCount = 0;
+  std::array<uint32_t, 3> workgroupCount = {1, 1, 1};
+  std::array<uint32_t, 3> workgroupSize = {1, 1, 1};
+  uint32_t sharedMemoryBytes = 0;
+};
+
+// Writes `<dir>/<executable>.<chip>.<what>` files for --dump-intermediates.
+class DumpWriter {
+public:
+  DumpWriter(StringRef dir, StringRef executableName, StringRef chip);
+
+  bool enabled() const { return !dir.empty(); }
+
+  // Returns failure (after a diagnostic at `loc`) when the file cannot be
+  // written; does nothing when dumping is disabled.
+  LogicalResult write(Location loc, StringRef what,
+                      function_ref<void(raw_ostream &)> print) const;
+  LogicalResult writeBytes(Location loc, StringRef what,
+                           ArrayRef<char> bytes) const;
+
+private:
+  std::string dir;
+  std::string prefix;
+};
+
+// Clones the kernels of `executable`, in op order, into a fresh module and
+// runs the GPU codegen pipeline on it when they are tensor-form func.func
+// kernels. Kernels that are already LLVM-dialect functions (llvm.func carrying
+// the kiln.workgroup_* attributes, e.g. hand-written tests) are taken as the
+// pipeline's output for `options.backend` and are not lowered again.
+// `targetName` ("rocm", "cuda") prefixes diagnostics.
+FailureOr<OwningOpRef<ModuleOp>>
+lowerKernels(ExecutableOp executable, const GPUCodegenOptions &options,
+             StringRef targetName, const DumpWriter &dump,
+             SmallVectorImpl<KernelLaunchInfo> &kernels);
+
+// Translates the lowered module to LLVM IR for `tm`'s triple and data layout.
+std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &tm,
+                                                StringRef targetName);
+
+// Runs the new pass manager's default pipeline at `optLevel` (0-3) with the
+// target's own passes.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                    unsigned optLevel);
+
+// Runs the backend on `module` (consumed by codegen) into `out`.
+LogicalResult emitFile(Location loc, llvm::Module &module,
+                       llvm::TargetMachine &tm, llvm::CodeGenFileType type,
+                       StringRef targetName, SmallVectorImpl<char> &out);
+
+// Emits assembly of a clone of `module` into the dump (the module itself is
+// left for object emission).
+LogicalResult dumpAssembly(Location loc, const llvm::Module &module,
+                           llvm::TargetMachine &tm, StringRef targetName,
+                           const DumpWriter &dump);
+
+// Transcendental math intrinsics (llvm.exp, llvm.tanh, ...) that GPU
+// backends may have no instruction or expansion for: for those they would
+// need a library call, which the AMDGPU and NVPTX backends cannot make (they
+// stop with a fatal error). Returns the function's base name ("exp",
+// "tanh", ...) or an empty string when `fn` is no such intrinsic.
+StringRef getTranscendentalName(const llvm::Function &fn);
+
+// Fails with a located error naming the first call of a transcendental
+// intrinsic for which `isLowerable(name, scalar type)` is false, so the
+// backend never sees one it cannot compile.
+LogicalResult checkTranscendentals(
+    Location loc, const llvm::Module &module, StringRef targetName,
+    StringRef chip,
+    function_ref<bool(StringRef name, llvm::Type *scalarType)> isLowerable);
+
+llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned optLevel);
+
+// Prints `names` as "a, b, c" for diagnostics that list valid values.
+std::string joinNames(ArrayRef<StringRef> names);
+
+} // namespace mlir::kiln::gpu_target
+
+#endif // KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_

@@ -1,0 +1,104 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-distribute-to-threads | FileCheck %s
+
+// Each op of the workgroup is spread over the threads (one output element,
+// or a 4-element innermost chunk with thread_tile = 4, per iteration); a
+// barrier separates two ops, since the second reads what other threads
+// wrote in the first.
+// CHECK-LABEL: func.func @two_ops
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (16, 64) step (1, 4) {
+// CHECK:   linalg.fill {{.*}} outs(%{{.*}} : memref<1x4xf32
+// CHECK: } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (16, 64) step (1, 4) {
+// CHECK:   linalg.generic {{.*}} outs(%{{.*}} : memref<1x4xf32
+// CHECK: } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+// CHECK-NEXT: return
+func.func @two_ops(%in: memref<16x64xf32>, %out: memref<16x64xf32>)
+    attributes {kiln.gpu_strategy = {kind = "elementwise", reduction = "none", thread_tile = 4 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %tmp = memref.alloc() : memref<16x64xf32, #gpu.address_space<workgroup>>
+  linalg.fill ins(%zero : f32) outs(%tmp : memref<16x64xf32, #gpu.address_space<workgroup>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%in, %tmp : memref<16x64xf32>, memref<16x64xf32, #gpu.address_space<workgroup>>) outs(%out : memref<16x64xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %s = arith.addf %x, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Serial reduction per thread ("thread" strategy): only the parallel loop
+// is distributed, each thread reduces its whole column.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: scf.forall (%[[J:.*]]) in (256) {
+// CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<512x1xf32
+// CHECK: } {mapping = [#gpu.thread<linear_dim_0>]}
+func.func @column_sum(%in: memref<512x256xf32>, %out: memref<256xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<512x256xf32>) outs(%out : memref<256xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The "workgroup" strategy: all threads reduce each row together. Thread t
+// folds elements t, t+256, ... (the op's own body, starting at the neutral
+// element of its combiner), the partials go to workgroup memory, and a tree
+// with a barrier per step combines them; thread 0 folds the total into the
+// output.
+// CHECK-LABEL: func.func @row_max
+// CHECK-DAG: %[[NEUTRAL:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[SHARED:.*]] = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[TID:.*]] = gpu.thread_id x
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:   %[[PARTIAL:.*]] = scf.for %{{.*}} = %[[TID]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[NEUTRAL]]) -> (f32) {
+// CHECK:     memref.load
+// CHECK:     arith.maximumf %{{.*}}, %[[ACC]] : f32
+// CHECK:   memref.store %[[PARTIAL]], %[[SHARED]][%[[TID]]]
+// CHECK:   gpu.barrier
+// CHECK:   arith.constant 128 : index
+// CHECK:   scf.if
+// CHECK:     arith.maximumf
+// CHECK:   gpu.barrier
+// CHECK:   arith.constant 1 : index
+// CHECK:   scf.if
+// CHECK:     arith.maximumf
+// CHECK:   gpu.barrier
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[TID]]
+// CHECK:   scf.if %[[FIRST]] {
+// CHECK:     %[[OLD:.*]] = memref.load %arg1
+// CHECK:     %[[TOTAL:.*]] = memref.load %[[SHARED]]
+// CHECK:     %[[NEW:.*]] = arith.maximumf %[[OLD]], %[[TOTAL]] : f32
+// CHECK:     memref.store %[[NEW]], %arg1
+func.func @row_max(%in: memref<2x3000xf32>, %out: memref<2xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<2x3000xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// An op without parallel loops runs on thread 0.
+// CHECK-LABEL: func.func @scalar_fill
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]]
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: linalg.fill
+func.func @scalar_fill(%out: memref<f32>)
+    attributes {kiln.gpu_strategy = {kind = "single", reduction = "none", thread_tile = 1 : i64, workgroup_size = array<i64: 64, 1, 1>}} {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%out : memref<f32>)
+  return
+}

@@ -1,0 +1,181 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy=subgroup-size=64 | FileCheck %s --check-prefix=WAVE64
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy=subgroup-size=32 | FileCheck %s --check-prefix=WAVE32
+
+// Elementwise f32 with an innermost size divisible by 4: each thread handles
+// 128 bits (4 elements) per step; a workgroup is 4 subgroups, i.e. 256
+// threads on wave64 CDNA (gfx9) and 128 on wave32 RDNA/NVIDIA, and covers
+// threads x 4 elements.
+// WAVE64-LABEL: func.func @elementwise
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.add", subgroup_size = 64 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 2, 0>}
+// WAVE32-LABEL: func.func @elementwise
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.add", subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+func.func @elementwise(%a: tensor<1024x512xf32>, %b: tensor<1024x512xf32>) -> tensor<1024x512xf32> {
+  %e = tensor.empty() : tensor<1024x512xf32>
+  %r = linalg.add ins(%a, %b : tensor<1024x512xf32>, tensor<1024x512xf32>) outs(%e : tensor<1024x512xf32>) -> tensor<1024x512xf32>
+  return %r : tensor<1024x512xf32>
+}
+
+// -----
+
+// Odd innermost size, i8: no 128-bit chunks.
+// WAVE64-LABEL: func.func @elementwise_odd
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
+func.func @elementwise_odd(%a: tensor<3x5xi8>) -> tensor<3x5xi8> {
+  %e = tensor.empty() : tensor<3x5xi8>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<3x5xi8>) outs(%e : tensor<3x5xi8>) {
+  ^bb0(%x: i8, %o: i8):
+    %y = arith.addi %x, %x : i8
+    linalg.yield %y : i8
+  } -> tensor<3x5xi8>
+  return %r : tensor<3x5xi8>
+}
+
+// -----
+
+// A large reduction along the innermost dimension: one workgroup per row,
+// its threads reduce the row together through shared memory.
+// WAVE64-LABEL: func.func @row_sum
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+// WAVE32-LABEL: func.func @row_sum
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.reduce", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+func.func @row_sum(%a: tensor<1000x1024xf32>) -> tensor<1000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1000xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1000xf32>) -> tensor<1000xf32>
+  %r = linalg.reduce ins(%a : tensor<1000x1024xf32>) outs(%f : tensor<1000xf32>) dimensions = [1]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<1000xf32>
+}
+
+// -----
+
+// Softmax normalization consuming an innermost max reduction: the result
+// spans the reduced dimension too, so each workgroup takes one full row.
+// WAVE64-LABEL: func.func @softmax_tail
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 64, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+func.func @softmax_tail(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %max = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x4096xf32>) outs(%m0 : tensor<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x4096xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<64x4096xf32>, tensor<64xf32>) outs(%e2 : tensor<64x4096xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<64x4096xf32>
+  return %r : tensor<64x4096xf32>
+}
+
+// -----
+
+// Reducing a non-innermost dimension: threads own output columns and reduce
+// serially.
+// WAVE64-LABEL: func.func @column_sum
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "thread", root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 0, 256>}
+func.func @column_sum(%a: tensor<512x2048xf32>) -> tensor<2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048xf32>) -> tensor<2048xf32>
+  %r = linalg.reduce ins(%a : tensor<512x2048xf32>) outs(%f : tensor<2048xf32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<2048xf32>
+}
+
+// -----
+
+// Matmuls get square-ish output tiles: 16x16 for 256 threads, 8x16 for 128.
+// Reduction loops are never tiled.
+// WAVE64-LABEL: func.func @matmul
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
+// WAVE32-LABEL: func.func @matmul
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 8, 16, 0>}
+func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>) -> tensor<256x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %mm : tensor<256x512xf32>
+}
+
+// -----
+
+// WAVE64-LABEL: func.func @batch_matmul
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.batch_matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 16, 16, 0>}
+func.func @batch_matmul(%a: tensor<8x64x32xf32>, %b: tensor<8x32x64xf32>) -> tensor<8x64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
+  %mm = linalg.batch_matmul ins(%a, %b : tensor<8x64x32xf32>, tensor<8x32x64xf32>) outs(%f : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
+  return %mm : tensor<8x64x64xf32>
+}
+
+// -----
+
+// Convolutions and pooling tile output loops only (never the window or the
+// input channels).
+// WAVE64-LABEL: func.func @conv
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "conv", reduction = "thread", root = "linalg.conv_2d_nhwc_hwcf", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 1, 8, 0, 0, 0, 0>}
+func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<4x32x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32x32x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32x32x32xf32>) -> tensor<4x32x32x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%in, %w : tensor<4x34x34x16xf32>, tensor<3x3x16x32xf32>) outs(%f : tensor<4x32x32x32xf32>) -> tensor<4x32x32x32xf32>
+  return %r : tensor<4x32x32x32xf32>
+}
+
+// -----
+
+// WAVE64-LABEL: func.func @max_pool
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "pooling", reduction = "thread", root = "linalg.pooling_nhwc_max", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 16, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 2, 0, 0, 0, 0>}
+func.func @max_pool(%in: tensor<2x32x32x8xf32>, %win: tensor<2x2xf32>) -> tensor<2x16x16x8xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x16x16x8xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<2x16x16x8xf32>) -> tensor<2x16x16x8xf32>
+  %r = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%in, %win : tensor<2x32x32x8xf32>, tensor<2x2xf32>) outs(%f : tensor<2x16x16x8xf32>) -> tensor<2x16x16x8xf32>
+  return %r : tensor<2x16x16x8xf32>
+}
+
+// -----
+
+// Ops other than linalg (here tensor.pad) take the generic path.
+// WAVE64-LABEL: func.func @pad
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "generic", reduction = "none", root = "tensor.pad", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 5, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 7, 0>}
+func.func @pad(%a: tensor<30x30xf32>) -> tensor<34x34xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %a low[2, 2] high[2, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<30x30xf32> to tensor<34x34xf32>
+  return %p : tensor<34x34xf32>
+}
+
+// -----
+
+// Several results: one workgroup computes everything.
+// WAVE64-LABEL: func.func @two_results
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "single", reduction = "none", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
+func.func @two_results(%a: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<16xf32>
+  return %r, %a : tensor<16xf32>, tensor<16xf32>
+}

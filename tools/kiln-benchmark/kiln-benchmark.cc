@@ -1,0 +1,262 @@
+// kiln-benchmark: loads a .vmfb module on a device and times synchronous
+// calls of one function with inputs given on the command line (kiln-run
+// syntax). Prints per-call latency statistics and, given --flops, GFLOP/s.
+// See --help.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kiln/runtime.h"
+#include "tooling/host_tensor.h"
+#include "tooling/values.h"
+
+namespace {
+
+using kiln::tooling::HostTensor;
+
+const char kUsage[] =
+    "usage: kiln-benchmark MODULE.vmfb --function=NAME [options]\n"
+    "\n"
+    "Times synchronous calls of function NAME of a compiled Kiln module.\n"
+    "Each call is timed from submission until its outputs are ready (the\n"
+    "inputs stay on the device; output allocation is part of a call).\n"
+    "\n"
+    "options:\n"
+    "  --function=NAME    function to call (may be omitted if the module has\n"
+    "                     exactly one)\n"
+    "  --device=URI       device to run on: local, local://N, or a plugin\n"
+    "                     driver's URI (default: local)\n"
+    "  --plugin=PATH      load a HAL driver plugin (repeatable)\n"
+    "  --input=VALUE      one per function input, in order, as for kiln-run:\n"
+    "                     SHAPExTYPE=VALUES, a splat (4xf32=1.5), a scalar\n"
+    "                     (f32=2) or @file.npy\n"
+    "  --warmup=N         untimed calls first (default: 3)\n"
+    "  --iterations=N     timed calls (default: 20)\n"
+    "  --flops=X          floating-point operations of one call; adds GFLOP/s\n"
+    "                     (computed from the median)\n"
+    "  --help             show this help\n"
+    "\n"
+    "Output: one line 'latency_ms: mean=M median=D min=N iterations=I' and,\n"
+    "with --flops, 'gflops: G'.\n";
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+int FailStatus(kiln_status_t status, const std::string& context) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  return Fail(context.empty() ? message : context + ": " + message);
+}
+
+bool ParseCount(const std::string& text, long* value) {
+  char* end = nullptr;
+  *value = std::strtol(text.c_str(), &end, 10);
+  return !text.empty() && end && *end == '\0' && *value >= 0;
+}
+
+struct Options {
+  std::string module_path;
+  std::string function;
+  std::string device = "local";
+  std::vector<std::string> plugins;
+  std::vector<std::string> inputs;
+  long warmup = 3;
+  long iterations = 20;
+  double flops = 0;
+};
+
+// Returns -1 to go on, or the exit code.
+int ParseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value_of = [&](const char* flag, std::string* value) {
+      size_t length = std::strlen(flag);
+      if (arg.compare(0, length, flag) != 0) return false;
+      if (arg.size() > length && arg[length] == '=') {
+        *value = arg.substr(length + 1);
+        return true;
+      }
+      if (arg.size() == length && i + 1 < argc) {
+        *value = argv[++i];
+        return true;
+      }
+      return false;
+    };
+    std::string value;
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (value_of("--function", &value)) {
+      options->function = value;
+    } else if (value_of("--device", &value)) {
+      options->device = value;
+    } else if (value_of("--plugin", &value)) {
+      options->plugins.push_back(value);
+    } else if (value_of("--input", &value)) {
+      options->inputs.push_back(value);
+    } else if (value_of("--warmup", &value)) {
+      if (!ParseCount(value, &options->warmup)) {
+        return Fail("invalid --warmup '" + value +
+                    "' (expected a non-negative integer)");
+      }
+    } else if (value_of("--iterations", &value)) {
+      if (!ParseCount(value, &options->iterations) ||
+          options->iterations == 0) {
+        return Fail("invalid --iterations '" + value +
+                    "' (expected a positive integer)");
+      }
+    } else if (value_of("--flops", &value)) {
+      char* end = nullptr;
+      options->flops = std::strtod(value.c_str(), &end);
+      if (value.empty() || !end || *end != '\0' || options->flops <= 0) {
+        return Fail("invalid --flops '" + value +
+                    "' (expected a positive number, e.g. 2.68e8)");
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Fail("unknown option '" + arg + "' (see --help)");
+    } else if (options->module_path.empty()) {
+      options->module_path = arg;
+    } else {
+      return Fail("more than one module given ('" + options->module_path +
+                  "' and '" + arg + "')");
+    }
+  }
+  if (options->module_path.empty()) {
+    std::fprintf(stderr, "%s", kUsage);
+    return Fail("no module given");
+  }
+  return -1;
+}
+
+// Everything the benchmark holds; released in the destructor.
+struct Session {
+  kiln_instance_t* instance = nullptr;
+  kiln_device_t* device = nullptr;
+  kiln_module_t* module = nullptr;
+  std::vector<kiln_buffer_view_t*> inputs;
+  ~Session() {
+    for (kiln_buffer_view_t* view : inputs) kiln_buffer_view_release(view);
+    kiln_module_release(module);
+    kiln_device_release(device);
+    kiln_instance_release(instance);
+  }
+};
+
+// One synchronous call; its outputs are released at once.
+kiln_status_t CallOnce(kiln_function_t* function, Session& session,
+                       std::vector<kiln_buffer_view_t*>& outputs) {
+  std::fill(outputs.begin(), outputs.end(), nullptr);
+  kiln_status_t status =
+      kiln_function_call(function, session.inputs.size(),
+                         session.inputs.data(), outputs.size(), outputs.data());
+  for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
+  return status;
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  int parsed = ParseOptions(argc, argv, &options);
+  if (parsed >= 0) return parsed;
+
+  Session session;
+  std::vector<const char*> plugin_paths;
+  for (const std::string& path : options.plugins) {
+    plugin_paths.push_back(path.c_str());
+  }
+  kiln_instance_options_t instance_options = {};
+  instance_options.plugin_paths = plugin_paths.data();
+  instance_options.plugin_path_count = plugin_paths.size();
+  kiln_status_t status =
+      kiln_instance_create(&instance_options, &session.instance);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  status = kiln_device_create(session.instance, options.device.c_str(),
+                              &session.device);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  status = kiln_module_load_file(session.device, options.module_path.c_str(),
+                                 &session.module);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+
+  kiln_function_t* function = nullptr;
+  if (options.function.empty()) {
+    if (kiln_module_function_count(session.module) != 1) {
+      return Fail("no --function given and module '" + options.module_path +
+                  "' has several functions (see kiln-run --list-functions)");
+    }
+    status = kiln_module_function_at(session.module, 0, &function);
+  } else {
+    status = kiln_module_lookup_function(session.module,
+                                         options.function.c_str(), &function);
+  }
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  const std::string name = kiln_function_name(function);
+
+  const size_t input_count = kiln_function_input_count(function);
+  if (options.inputs.size() != input_count) {
+    char signature[1024];
+    kiln_function_format_signature(function, signature, sizeof(signature));
+    return Fail("function '" + name + "' expects " +
+                std::to_string(input_count) + " inputs " + signature +
+                ", got " + std::to_string(options.inputs.size()) +
+                " --input flags");
+  }
+  for (size_t i = 0; i < input_count; ++i) {
+    HostTensor tensor;
+    status = kiln::tooling::ParseTensorValue(options.inputs[i], &tensor);
+    if (!kiln_status_is_ok(status)) {
+      return FailStatus(status, "--input " + std::to_string(i));
+    }
+    kiln_buffer_view_t* view = nullptr;
+    status = kiln_buffer_view_create_from_host(
+        session.device, tensor.element_type, tensor.shape.size(),
+        tensor.shape.data(), tensor.data.data(), tensor.data.size(), &view);
+    if (!kiln_status_is_ok(status)) {
+      return FailStatus(status, "--input " + std::to_string(i));
+    }
+    session.inputs.push_back(view);
+  }
+
+  std::vector<kiln_buffer_view_t*> outputs(
+      kiln_function_output_count(function));
+  for (long i = 0; i < options.warmup; ++i) {
+    status = CallOnce(function, session, outputs);
+    if (!kiln_status_is_ok(status)) {
+      return FailStatus(status, "warmup call of '" + name + "'");
+    }
+  }
+  std::vector<double> ms;
+  ms.reserve(options.iterations);
+  for (long i = 0; i < options.iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    status = CallOnce(function, session, outputs);
+    auto end = std::chrono::steady_clock::now();
+    if (!kiln_status_is_ok(status)) {
+      return FailStatus(status, "call of '" + name + "'");
+    }
+    ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+
+  double mean = 0;
+  for (double t : ms) mean += t;
+  mean /= ms.size();
+  std::sort(ms.begin(), ms.end());
+  size_t mid = ms.size() / 2;
+  double median = ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2;
+  std::printf("function: %s on %s\n", name.c_str(),
+              kiln_device_uri(session.device));
+  std::printf("latency_ms: mean=%.4f median=%.4f min=%.4f iterations=%ld\n",
+              mean, median, ms.front(), options.iterations);
+  if (options.flops > 0) {
+    std::printf("gflops: %.2f\n", options.flops / (median * 1e-3) / 1e9);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }
