@@ -19,7 +19,9 @@ if [ -f "$hip_plugin" ] && \
   device=hip
   export KILN_HAL_DRIVER_PLUGINS=$hip_plugin
 fi
-echo "Device: $device"
+targets=host
+[ "$device" = hip ] && targets=rocm,cuda,host
+echo "Device: $device (module targets: $targets)"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -27,6 +29,6 @@ trap 'rm -rf "$out"' EXIT
 echo
 echo "== samples/mlp: a 64-32-10 MLP with softmax =="
 set -x
-"$bin/kiln-compile" "$root/samples/mlp/mlp.mlir" --target=host -o "$out/mlp.vmfb"
+"$bin/kiln-compile" "$root/samples/mlp/mlp.mlir" --target=$targets -o "$out/mlp.vmfb"
 "$bin/kiln-run" "$out/mlp.vmfb" --device=$device --function=predict \
   --input=@"$root/samples/mlp/input.npy"
