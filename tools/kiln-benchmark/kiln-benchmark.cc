@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "tooling/flags.h"
 #include "tooling/host_tensor.h"
 #include "tooling/values.h"
 
@@ -76,17 +77,7 @@ int ParseOptions(int argc, char** argv, Options* options) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value_of = [&](const char* flag, std::string* value) {
-      size_t length = std::strlen(flag);
-      if (arg.compare(0, length, flag) != 0) return false;
-      if (arg.size() > length && arg[length] == '=') {
-        *value = arg.substr(length + 1);
-        return true;
-      }
-      if (arg.size() == length && i + 1 < argc) {
-        *value = argv[++i];
-        return true;
-      }
-      return false;
+      return kiln::tooling::MatchFlagValue(argc, argv, &i, flag, value);
     };
     std::string value;
     if (arg == "--help" || arg == "-h") {
