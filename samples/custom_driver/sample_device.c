@@ -334,6 +334,18 @@ static kiln_status_t device_create_channel(
                        device_cast(base)->ordinal);
 }
 
+static kiln_status_t device_create_channel_id(kiln_hal_device_t* base,
+                                              uint8_t* out_id, size_t capacity,
+                                              size_t* out_length) {
+  (void)out_id;
+  (void)capacity;
+  (void)out_length;
+  return sample_status(KILN_STATUS_UNIMPLEMENTED,
+                       "sample://%u has no collective channels (the sample "
+                       "driver does not implement collectives)",
+                       device_cast(base)->ordinal);
+}
+
 // Stream-ordered allocation: the buffer object exists now, its storage once
 // the queue reaches the operation. The executor uses this for transients.
 static kiln_status_t device_queue_alloca(
@@ -469,6 +481,7 @@ static const kiln_hal_device_vtable_t device_vtable = {
     device_create_command_buffer,
     device_create_executable_cache,
     device_create_channel,
+    device_create_channel_id,
     device_queue_alloca,
     device_queue_dealloca,
     device_queue_execute,

@@ -564,6 +564,23 @@ const kiln_hal_executable_export_t* kiln_hal_executable_export(
 // Channels
 //===----------------------------------------------------------------------===//
 
+kiln_status_t kiln_hal_channel_id_create(kiln_hal_device_t* device,
+                                         uint8_t* out_id, size_t capacity,
+                                         size_t* out_length) {
+  KILN_CHECK_ARG(out_length);
+  *out_length = 0;
+  KILN_CHECK_ARG(device);
+  KILN_CHECK_ARG(out_id);
+  if (capacity < KILN_HAL_CHANNEL_ID_MAX_LENGTH)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: capacity %zu is below "
+                            "KILN_HAL_CHANNEL_ID_MAX_LENGTH (%u)",
+                            __func__, capacity,
+                            KILN_HAL_CHANNEL_ID_MAX_LENGTH);
+  return KILN_VTABLE(device, device)->create_channel_id(device, out_id,
+                                                        capacity, out_length);
+}
+
 kiln_status_t kiln_hal_channel_create(kiln_hal_device_t* device,
                                       const kiln_hal_channel_params_t* params,
                                       kiln_hal_channel_t** out_channel) {

@@ -42,7 +42,7 @@
 extern "C" {
 #endif
 
-#define KILN_HAL_DRIVER_ABI_VERSION 1u
+#define KILN_HAL_DRIVER_ABI_VERSION 2u
 
 //===----------------------------------------------------------------------===//
 // Resources (reference counted objects)
@@ -146,6 +146,10 @@ typedef struct kiln_hal_device_vtable_t {
   kiln_status_t (*create_channel)(kiln_hal_device_t* device,
                                   const kiln_hal_channel_params_t* params,
                                   kiln_hal_channel_t** out_channel);
+  // May return UNIMPLEMENTED. |capacity| >= KILN_HAL_CHANNEL_ID_MAX_LENGTH.
+  kiln_status_t (*create_channel_id)(kiln_hal_device_t* device,
+                                     uint8_t* out_id, size_t capacity,
+                                     size_t* out_length);
   // Queue operations. |wait| and |signal| are never NULL (possibly empty).
   // The driver retains what it keeps. A failure returned here means nothing
   // was enqueued; asynchronous failures go to the signal semaphores.

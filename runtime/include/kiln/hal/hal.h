@@ -411,7 +411,23 @@ typedef struct kiln_hal_channel_params_t {
   size_t id_length;
 } kiln_hal_channel_params_t;
 
+// The longest channel id any driver produces (an NCCL/RCCL unique id is 128
+// bytes).
+#define KILN_HAL_CHANNEL_ID_MAX_LENGTH 128u
+
+// Makes a fresh rendezvous id for a new group on |device|'s driver (e.g.
+// ncclGetUniqueId). One rank makes it and hands the bytes to the others (in
+// process, or through a rendezvous between processes); every rank then calls
+// kiln_hal_channel_create with it. Writes at most |capacity| bytes.
 // UNIMPLEMENTED where the driver has no collectives.
+kiln_status_t kiln_hal_channel_id_create(kiln_hal_device_t* device,
+                                         uint8_t* out_id, size_t capacity,
+                                         size_t* out_length);
+
+// Joins rank |params->rank| of the group named by |params->id|. May block
+// until all |params->count| ranks joined (NCCL/RCCL do): create the channels
+// of one process's ranks from separate threads. UNIMPLEMENTED where the
+// driver has no collectives.
 kiln_status_t kiln_hal_channel_create(kiln_hal_device_t* device,
                                       const kiln_hal_channel_params_t* params,
                                       kiln_hal_channel_t** out_channel);

@@ -382,6 +382,14 @@ kiln_status_t createChannel(kiln_hal_device_t* base,
                     cast(base)->context->ordinal);
 }
 
+kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t*, size_t,
+                              size_t*) {
+  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                    "hip://%d: the hip driver has no collective channels yet "
+                    "(RCCL/NCCL support is not implemented)",
+                    cast(base)->context->ordinal);
+}
+
 std::unique_ptr<Operation> newOperation(OperationKind kind,
                                         const kiln_hal_semaphore_list_t* wait,
                                         const kiln_hal_semaphore_list_t* signal) {
@@ -478,6 +486,7 @@ const kiln_hal_device_vtable_t kVTable = {
     createCommandBufferFn,
     createExecutableCacheFn,
     createChannel,
+    createChannelId,
     queueAlloca,
     queueDealloca,
     queueExecute,

@@ -319,6 +319,23 @@ kiln_status_t CollectiveGroup::barrier(const std::function<bool()>& cancelled) {
                           "peers (device destroyed)");
 }
 
+kiln_status_t CollectiveHub::createChannelId(uint8_t* outId, size_t capacity,
+                                             size_t* outLength) {
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    n = nextId++;
+  }
+  std::string id = "local-group-" + std::to_string(n);
+  if (id.size() > capacity)
+    return kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
+                            "channel id needs %zu bytes, capacity is %zu",
+                            id.size(), capacity);
+  std::memcpy(outId, id.data(), id.size());
+  *outLength = id.size();
+  return nullptr;
+}
+
 kiln_status_t CollectiveHub::createChannel(const kiln_hal_channel_params_t* params,
                                            kiln_hal_channel_t** outChannel) {
   std::string key(static_cast<const char*>(params->id), params->id_length);

@@ -30,9 +30,13 @@ class CollectiveHub {
  public:
   kiln_status_t createChannel(const kiln_hal_channel_params_t* params,
                               kiln_hal_channel_t** outChannel);
+  // A process-unique id: "local-group-<n>".
+  kiln_status_t createChannelId(uint8_t* outId, size_t capacity,
+                                size_t* outLength);
 
  private:
   std::mutex mutex;
+  uint64_t nextId = 0;
   std::map<std::string, std::weak_ptr<CollectiveGroup>> groups;
 };
 

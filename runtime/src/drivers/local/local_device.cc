@@ -233,6 +233,11 @@ kiln_status_t createChannel(kiln_hal_device_t* base,
   return cast(base)->hub->createChannel(params, outChannel);
 }
 
+kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t* outId,
+                              size_t capacity, size_t* outLength) {
+  return cast(base)->hub->createChannelId(outId, capacity, outLength);
+}
+
 std::unique_ptr<Operation> newOperation(OperationKind kind,
                                         const kiln_hal_semaphore_list_t* wait,
                                         const kiln_hal_semaphore_list_t* signal) {
@@ -324,6 +329,7 @@ const kiln_hal_device_vtable_t kVTable = {
     createCommandBufferFn,
     createExecutableCacheFn,
     createChannel,
+    createChannelId,
     queueAlloca,
     queueDealloca,
     queueExecute,
