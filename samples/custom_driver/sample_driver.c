@@ -87,7 +87,13 @@ static kiln_status_t driver_enumerate_devices(kiln_hal_driver_t* driver,
 // devices that do.
 static kiln_status_t driver_create_device(kiln_hal_driver_t* driver,
                                           uint32_t ordinal,
+                                          const char* options,
                                           kiln_hal_device_t** out_device) {
+  if (options[0] != '\0')
+    return sample_status(KILN_STATUS_INVALID_ARGUMENT,
+                         "sample://%u?%s: the sample driver takes no device "
+                         "options",
+                         ordinal, options);
   if (ordinal >= SAMPLE_DEVICE_COUNT)
     return sample_status(KILN_STATUS_NOT_FOUND,
                          "the sample driver has %u device(s); sample://%u "

@@ -304,8 +304,14 @@ kiln_status_t kiln_hal_driver_registry_create_device(
   if (!registry || !uri)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "%s: registry or uri is NULL", __func__);
-  // "<driver>" or "<driver>://<ordinal>".
+  // "<driver>[://<ordinal>][?<options>]".
   std::string text = uri;
+  std::string options;
+  size_t query = text.find('?');
+  if (query != std::string::npos) {
+    options = text.substr(query + 1);
+    text.resize(query);
+  }
   std::string name = text;
   uint32_t ordinal = 0;
   size_t separator = text.find("://");
@@ -318,7 +324,8 @@ kiln_status_t kiln_hal_driver_registry_create_device(
       if (!digits)
         return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                                 "device URI '%s': expected '<driver>' or "
-                                "'<driver>://<device ordinal>'",
+                                "'<driver>://<device ordinal>', optionally "
+                                "followed by '?key=value&...'",
                                 uri);
       ordinal = uint32_t(std::strtoul(rest.c_str(), nullptr, 10));
     }
@@ -341,7 +348,9 @@ kiln_status_t kiln_hal_driver_registry_create_device(
                               "%s",
                               uri, name.c_str(), count, existing.c_str());
   }
-  if (!status) status = kiln_hal_driver_create_device(driver, ordinal, out_device);
+  if (!status)
+    status = kiln_hal_driver_create_device_with_options(
+        driver, ordinal, options.c_str(), out_device);
   kiln_hal_driver_release(driver);
   return status;
 }

@@ -179,10 +179,19 @@ kiln_status_t kiln_hal_driver_enumerate_devices(
 kiln_status_t kiln_hal_driver_create_device(kiln_hal_driver_t* driver,
                                             uint32_t ordinal,
                                             kiln_hal_device_t** out_device) {
+  return kiln_hal_driver_create_device_with_options(driver, ordinal, "",
+                                                    out_device);
+}
+
+kiln_status_t kiln_hal_driver_create_device_with_options(
+    kiln_hal_driver_t* driver, uint32_t ordinal, const char* options,
+    kiln_hal_device_t** out_device) {
   KILN_CHECK_ARG(out_device);
   *out_device = nullptr;
   KILN_CHECK_ARG(driver);
-  return KILN_VTABLE(driver, driver)->create_device(driver, ordinal, out_device);
+  KILN_CHECK_ARG(options);
+  return KILN_VTABLE(driver, driver)->create_device(driver, ordinal, options,
+                                                    out_device);
 }
 
 //===----------------------------------------------------------------------===//

@@ -135,6 +135,23 @@ TEST_F(RegistryTest, DeviceUris) {
   EXPECT_EQ(device, nullptr);
 }
 
+TEST_F(RegistryTest, DeviceOptionsReachTheDriver) {
+  ASSERT_OK(kiln_hal_driver_registry_register_builtin_drivers(registry));
+  kiln_hal_device_t* device = nullptr;
+  // The local driver takes no options; it names the ones it was given.
+  kiln_status_t status = kiln_hal_driver_registry_create_device(
+      registry, "local://1?workers=3", &device);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(message(status).find("workers=3"), std::string::npos)
+      << message(status);
+  kiln_status_free(status);
+  EXPECT_EQ(device, nullptr);
+  // An empty query is no options.
+  ASSERT_OK(kiln_hal_driver_registry_create_device(registry, "local://1?",
+                                                   &device));
+  kiln_hal_device_release(device);
+}
+
 TEST_F(RegistryTest, LocalDeviceCountComesFromTheEnvironment) {
   ScopedEnv env("KILN_LOCAL_DEVICE_COUNT", "2");
   ASSERT_OK(kiln_hal_driver_registry_register_builtin_drivers(registry));

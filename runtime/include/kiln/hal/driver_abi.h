@@ -117,7 +117,11 @@ typedef struct kiln_hal_driver_vtable_t {
                                      uint32_t capacity,
                                      kiln_hal_device_info_t* out_infos,
                                      uint32_t* out_count);
+  // |options| is the query part of the device URI ("key=value&..."; "" for
+  // none, never NULL). Reject unknown keys and bad values with
+  // INVALID_ARGUMENT naming them and listing the accepted keys.
   kiln_status_t (*create_device)(kiln_hal_driver_t* driver, uint32_t ordinal,
+                                 const char* options,
                                  kiln_hal_device_t** out_device);
 } kiln_hal_driver_vtable_t;
 

@@ -198,6 +198,13 @@ kiln_status_t kiln_hal_driver_create_device(kiln_hal_driver_t* driver,
                                             uint32_t ordinal,
                                             kiln_hal_device_t** out_device);
 
+// Same, with driver options: the query part of a device URI
+// ("key=value&key=value", without the '?'; "" for none). A driver rejects
+// keys and values it does not know with INVALID_ARGUMENT naming them.
+kiln_status_t kiln_hal_driver_create_device_with_options(
+    kiln_hal_driver_t* driver, uint32_t ordinal, const char* options,
+    kiln_hal_device_t** out_device);
+
 //===----------------------------------------------------------------------===//
 // Buffers and the allocator
 //===----------------------------------------------------------------------===//

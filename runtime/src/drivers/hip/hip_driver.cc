@@ -53,8 +53,13 @@ kiln_status_t enumerateDevices(kiln_hal_driver_t* base, uint32_t capacity,
 }
 
 kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
+                             const char* options,
                              kiln_hal_device_t** outDevice) {
   HipDriver* driver = cast(base);
+  if (options[0] != '\0')
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "hip://%u?%s: device options are not supported yet",
+                      ordinal, options);
   Platform& platform = *driver->platform;
   if (int64_t(ordinal) >= driver->deviceCount)
     return makeStatus(KILN_STATUS_NOT_FOUND,

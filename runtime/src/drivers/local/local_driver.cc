@@ -53,8 +53,14 @@ kiln_status_t enumerateDevices(kiln_hal_driver_t* base, uint32_t capacity,
 }
 
 kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
+                             const char* options,
                              kiln_hal_device_t** outDevice) {
   LocalDriver* driver = cast(base);
+  if (options[0] != '\0')
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "local://%u?%s: the local driver takes no device "
+                            "options",
+                            ordinal, options);
   if (ordinal >= driver->deviceCount)
     return kiln_make_status(KILN_STATUS_NOT_FOUND,
                             "local://%u does not exist: the local driver has "

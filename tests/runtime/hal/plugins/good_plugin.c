@@ -34,8 +34,10 @@ static kiln_status_t fake_enumerate(kiln_hal_driver_t* driver,
 
 static kiln_status_t fake_create_device(kiln_hal_driver_t* driver,
                                         uint32_t ordinal,
+                                        const char* options,
                                         kiln_hal_device_t** out_device) {
   (void)driver;
+  (void)options;
   (void)out_device;
   return make_status(KILN_STATUS_UNAVAILABLE,
                      "fake device %u has no hardware behind it", ordinal);
