@@ -13,7 +13,12 @@
 #   1. the HAL conformance suite on `hip` (graphs on), then the command
 #      buffer and executable suites again with graphs off (stream replay);
 #   2. the hip stress tests (threads, out-of-order signals, injected failure);
-#   3. the platform tests (missing libraries named; no crash);
+#   3. the platform tests (missing libraries named; no crash) and the hip
+#      device tests (URI options, executable target check; on 2+ GPUs peer
+#      access and NCCL/RCCL channels, their errors and aborts);
+#   3'. on machines with 2+ GPUs: the CTS collective tests on `hip` over
+#      NCCL/RCCL (NCCL_NVLS_ENABLE=0), which must run, not skip; skipped
+#      with the reason on one GPU;
 #   4. kiln-run: the test module's functions on `hip` (its cuda:sm_80 PTX
 #      variant) against the results `local` gives;
 #   5. the tests/e2e corpus compiled for cuda, when packed next to DIR
@@ -26,7 +31,7 @@ if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: gpu_check.sh --pack BUILD_DIR [DIR]}
   out=${3:-$root/carry/hip}
   rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/data"
-  cp "$build"/bin/{kiln_hal_cts,hip_stress_test,hip_platform_test,kiln-run} "$out/bin/"
+  cp "$build"/bin/{kiln_hal_cts,hip_stress_test,hip_platform_test,hip_collective_test,kiln-run} "$out/bin/"
   cp -P "$build"/lib/libkiln_hal_hip.so "$build"/lib/libkiln_runtime.so* \
         "$build"/lib/libkiln_cts_kernels.so "$out/lib/"
   cp "$build"/tests/cts/cts_kernels_sm80.ptx \
@@ -45,6 +50,8 @@ export KILN_HIP_PLUGIN_PATH="$dir/lib/libkiln_hal_hip.so"
 export KILN_CTS_KERNELS_PATH="$dir/lib/libkiln_cts_kernels.so"
 export KILN_CTS_PTX_KERNELS_PATH="$dir/data/cts_kernels_sm80.ptx"
 export KILN_HIP_TEST_PTX_PATH="$dir/data/hip_test_kernels.ptx"
+# NCCL's NVLink SHARP (NVLS) stays off on these machines (TOOLCHAIN.md).
+export NCCL_NVLS_ENABLE=0
 
 failures=()
 summary=()
@@ -81,6 +88,25 @@ run_gtest cts_replay 60 env KILN_CTS_DEVICES=hip KILN_HIP_GRAPHS=0 \
   "$dir/bin/kiln_hal_cts" --gtest_filter='*CommandBufferTest*:*ExecutableTest*'
 run_gtest stress 90 "$dir/bin/hip_stress_test"
 run_gtest platform 30 "$dir/bin/hip_platform_test"
+run_gtest device 180 "$dir/bin/hip_collective_test"
+
+# Collectives need two GPUs.
+gpus=0
+command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$gpus" -eq 0 ] && command -v rocm-smi >/dev/null &&
+  gpus=$(rocm-smi --showid 2>/dev/null | grep -c '^GPU\[')
+if [ "$gpus" -ge 2 ]; then
+  run_gtest collectives 300 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts" \
+    --gtest_filter='*Collective*'
+  # A pass made only of skips proves nothing: the tests must have run.
+  if ! grep -q '^\[       OK \] .*Collective' "$log/collectives.log"; then
+    failures+=("collectives (no collective test ran on $gpus GPUs)")
+    grep '^\[  SKIPPED \]\|Skipped' "$log/collectives.log" | head -5
+  fi
+else
+  echo "collectives: skipped ($gpus GPU(s) here; the CTS collective tests need 2)"
+  summary+=("collectives: skipped, $gpus GPU(s)")
+fi
 
 # kiln-run: the same calls on local (host variant) and hip (PTX variant).
 module="$dir/data/hip_test_module.vmfb"

@@ -373,6 +373,10 @@ typedef struct kiln_hal_executable_params_t {
   size_t data_length;
   uint32_t export_count;
   const kiln_hal_executable_export_t* exports;
+  // Target the binary was built for ("cuda:sm_90", "rocm:gfx942",
+  // "host:x86_64"; the module variant's key), or NULL when unknown. Drivers
+  // refuse a binary for a target their device cannot run (INCOMPATIBLE).
+  const char* target;
 } kiln_hal_executable_params_t;
 
 // An executable cache prepares executables for one device (and may cache

@@ -10,6 +10,13 @@
 //   integers and pointers appear: no struct whose layout changed between
 //   HIP 5 and 6 (hipDeviceProp_t is read as bytes, see platform_amd.cc).
 //
+// KILN_NCCL_REQUIRED(name, return type, (parameter types))
+// KILN_NCCL_OPTIONAL(name, return type, (parameter types))
+//   NCCL / RCCL functions (same C API; ncclResult_t is an int), loaded with
+//   dlsym from libnccl.so.2 or librccl when a process first uses a
+//   collective channel (nccl_library.cc). ncclCommSplit is optional (NCCL
+//   2.18+): without it channel_split is UNIMPLEMENTED.
+//
 // KILN_CUDA_REQUIRED(name, CUDA version, return type, (parameter types))
 // KILN_CUDA_OPTIONAL(name, CUDA version, return type, (parameter types))
 //   CUDA driver API functions, resolved with cuGetProcAddress(name, version):
@@ -30,6 +37,12 @@
 #ifndef KILN_CUDA_OPTIONAL
 #define KILN_CUDA_OPTIONAL(name, version, ret, params)
 #endif
+#ifndef KILN_NCCL_REQUIRED
+#define KILN_NCCL_REQUIRED(name, ret, params)
+#endif
+#ifndef KILN_NCCL_OPTIONAL
+#define KILN_NCCL_OPTIONAL(name, ret, params)
+#endif
 
 //===----------------------------------------------------------------------===//
 // AMD: libamdhip64 (HIP runtime API)
@@ -46,6 +59,8 @@ KILN_AMD_REQUIRED(hipDeviceGetAttribute, int, (int*, int, int))
 KILN_AMD_REQUIRED(hipGetDeviceProperties, int, (void*, int))
 KILN_AMD_OPTIONAL(hipGetDevicePropertiesR0600, int, (void*, int))
 KILN_AMD_REQUIRED(hipSetDevice, int, (int))
+KILN_AMD_REQUIRED(hipDeviceCanAccessPeer, int, (int*, int, int))
+KILN_AMD_REQUIRED(hipDeviceEnablePeerAccess, int, (int, unsigned int))
 KILN_AMD_REQUIRED(hipMemGetInfo, int, (size_t*, size_t*))
 KILN_AMD_REQUIRED(hipMalloc, int, (void**, size_t))
 KILN_AMD_REQUIRED(hipFree, int, (void*))
@@ -70,7 +85,6 @@ KILN_AMD_REQUIRED(hipMemsetD32Async, int, (void*, int, size_t, hipStream_t))
 KILN_AMD_REQUIRED(hipModuleLoadData, int, (hipModule_t*, const void*))
 KILN_AMD_REQUIRED(hipModuleUnload, int, (hipModule_t))
 KILN_AMD_REQUIRED(hipModuleGetFunction, int, (hipFunction_t*, hipModule_t, const char*))
-KILN_AMD_REQUIRED(hipFuncGetAttribute, int, (int*, int, hipFunction_t))
 KILN_AMD_REQUIRED(hipModuleLaunchKernel, int,
                   (hipFunction_t, unsigned int, unsigned int, unsigned int,
                    unsigned int, unsigned int, unsigned int, unsigned int,
@@ -98,6 +112,8 @@ KILN_CUDA_REQUIRED(cuDeviceGetAttribute, 2000, int, (int*, int, int))
 KILN_CUDA_REQUIRED(cuDevicePrimaryCtxRetain, 7000, int, (CUcontext*, int))
 KILN_CUDA_REQUIRED(cuDevicePrimaryCtxRelease, 11000, int, (int))
 KILN_CUDA_REQUIRED(cuCtxSetCurrent, 4000, int, (CUcontext))
+KILN_CUDA_REQUIRED(cuDeviceCanAccessPeer, 4000, int, (int*, int, int))
+KILN_CUDA_REQUIRED(cuCtxEnablePeerAccess, 4000, int, (CUcontext, unsigned int))
 KILN_CUDA_REQUIRED(cuMemGetInfo, 3020, int, (size_t*, size_t*))
 KILN_CUDA_REQUIRED(cuMemAlloc, 3020, int, (CUdeviceptr*, size_t))
 KILN_CUDA_REQUIRED(cuMemFree, 3020, int, (CUdeviceptr))
@@ -122,8 +138,6 @@ KILN_CUDA_REQUIRED(cuMemsetD32Async, 3020, int, (CUdeviceptr, unsigned int, size
 KILN_CUDA_REQUIRED(cuModuleLoadData, 2000, int, (hipModule_t*, const void*))
 KILN_CUDA_REQUIRED(cuModuleUnload, 2000, int, (hipModule_t))
 KILN_CUDA_REQUIRED(cuModuleGetFunction, 2000, int, (hipFunction_t*, hipModule_t, const char*))
-KILN_CUDA_REQUIRED(cuFuncGetAttribute, 2020, int, (int*, int, hipFunction_t))
-KILN_CUDA_REQUIRED(cuFuncSetAttribute, 9000, int, (hipFunction_t, int, int))
 KILN_CUDA_REQUIRED(cuLaunchKernel, 4000, int,
                    (hipFunction_t, unsigned int, unsigned int, unsigned int,
                     unsigned int, unsigned int, unsigned int, unsigned int,
@@ -136,7 +150,38 @@ KILN_CUDA_OPTIONAL(cuGraphLaunch, 10000, int, (hipGraphExec_t, hipStream_t))
 KILN_CUDA_OPTIONAL(cuGraphExecDestroy, 10000, int, (hipGraphExec_t))
 KILN_CUDA_OPTIONAL(cuGraphDestroy, 10000, int, (hipGraph_t))
 
+//===----------------------------------------------------------------------===//
+// Collectives: NCCL (NVIDIA) / RCCL (AMD)
+//===----------------------------------------------------------------------===//
+
+KILN_NCCL_REQUIRED(ncclGetVersion, int, (int*))
+KILN_NCCL_REQUIRED(ncclGetErrorString, const char*, (int))
+KILN_NCCL_REQUIRED(ncclGetUniqueId, int, (ncclUniqueId*))
+KILN_NCCL_REQUIRED(ncclCommInitRank, int, (ncclComm_t*, int, ncclUniqueId, int))
+KILN_NCCL_OPTIONAL(ncclCommSplit, int, (ncclComm_t, int, int, ncclComm_t*, void*))
+KILN_NCCL_REQUIRED(ncclCommDestroy, int, (ncclComm_t))
+KILN_NCCL_REQUIRED(ncclCommAbort, int, (ncclComm_t))
+KILN_NCCL_REQUIRED(ncclCommGetAsyncError, int, (ncclComm_t, int*))
+KILN_NCCL_REQUIRED(ncclCommCount, int, (ncclComm_t, int*))
+KILN_NCCL_REQUIRED(ncclCommUserRank, int, (ncclComm_t, int*))
+KILN_NCCL_REQUIRED(ncclGroupStart, int, ())
+KILN_NCCL_REQUIRED(ncclGroupEnd, int, ())
+KILN_NCCL_REQUIRED(ncclAllReduce, int, (const void*, void*, size_t, int, int,
+                                   ncclComm_t, hipStream_t))
+KILN_NCCL_REQUIRED(ncclAllGather, int, (const void*, void*, size_t, int,
+                                   ncclComm_t, hipStream_t))
+KILN_NCCL_REQUIRED(ncclReduceScatter, int, (const void*, void*, size_t, int, int,
+                                       ncclComm_t, hipStream_t))
+KILN_NCCL_REQUIRED(ncclBroadcast, int, (const void*, void*, size_t, int, int,
+                                   ncclComm_t, hipStream_t))
+KILN_NCCL_REQUIRED(ncclSend, int, (const void*, size_t, int, int, ncclComm_t,
+                              hipStream_t))
+KILN_NCCL_REQUIRED(ncclRecv, int, (void*, size_t, int, int, ncclComm_t,
+                              hipStream_t))
+
 #undef KILN_AMD_REQUIRED
 #undef KILN_AMD_OPTIONAL
 #undef KILN_CUDA_REQUIRED
 #undef KILN_CUDA_OPTIONAL
+#undef KILN_NCCL_REQUIRED
+#undef KILN_NCCL_OPTIONAL

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "drivers/hip/hip_buffer.h"
+#include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_executable.h"
 
 namespace kiln::hip {
@@ -15,7 +16,7 @@ namespace {
 // Distinct binding sets whose graphs a reusable command buffer keeps.
 constexpr size_t kGraphCacheSize = 8;
 
-enum class CommandKind { Barrier, Fill, Update, Copy, Dispatch };
+enum class CommandKind { Barrier, Fill, Update, Copy, Dispatch, Collective };
 
 // A recorded buffer ref: |buffer| (retained) or binding-table |slot|.
 struct Ref {
@@ -27,8 +28,8 @@ struct Ref {
 
 struct Command {
   CommandKind kind;
-  Ref target;                  // fill, update, copy target
-  Ref source;                  // copy source
+  Ref target;                  // fill, update, copy target; collective recv
+  Ref source;                  // copy source; collective send
   std::vector<uint8_t> bytes;  // fill pattern or update data
   size_t pinnedOffset = 0;     // of |bytes| in the pinned copy (graphs)
   kiln_hal_executable_t* executable = nullptr;  // retained
@@ -37,6 +38,8 @@ struct Command {
   uint32_t workgroupCount[3] = {0, 0, 0};
   std::vector<uint32_t> pushConstants;
   std::vector<Ref> bindings;
+  kiln_hal_channel_t* channel = nullptr;  // retained
+  kiln_hal_collective_op_t op = {};
 };
 
 struct CachedGraph {
@@ -51,6 +54,8 @@ struct HipCommandBuffer {
   std::vector<Command> commands;
   // Slot refs recorded, checked against each submission's binding table.
   std::vector<Ref> slotRefs;
+  // Communicators of the recorded collectives (one per channel).
+  std::vector<std::shared_ptr<Comm>> comms;
 
   // Graph state (reusable command buffers with graphs on).
   std::mutex graphMutex;
@@ -68,6 +73,7 @@ void releaseCommand(Command& command) {
   release(command.source.buffer);
   for (Ref& ref : command.bindings) release(ref.buffer);
   release(command.executable);
+  release(command.channel);
 }
 
 void destroyGraph(const DeviceContext& context, CachedGraph& entry) {
@@ -199,12 +205,33 @@ kiln_status_t dispatch(kiln_hal_command_buffer_t* base,
   return nullptr;
 }
 
-kiln_status_t collective(kiln_hal_command_buffer_t*, kiln_hal_channel_t*,
-                         const kiln_hal_collective_op_t*,
-                         kiln_hal_buffer_ref_t, kiln_hal_buffer_ref_t) {
-  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
-                    "the hip driver has no collectives yet (RCCL/NCCL "
-                    "channels are not implemented)");
+kiln_status_t collective(kiln_hal_command_buffer_t* base,
+                         kiln_hal_channel_t* channel,
+                         const kiln_hal_collective_op_t* op,
+                         kiln_hal_buffer_ref_t send,
+                         kiln_hal_buffer_ref_t recv) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  KILN_HIP_RETURN_IF_ERROR(
+      checkCollective(channel, *commandBuffer->context, *op));
+  Command command;
+  command.kind = CommandKind::Collective;
+  command.op = *op;
+  KILN_HIP_RETURN_IF_ERROR(
+      annotate(captureRef(commandBuffer, send, &command.source),
+               "collective send"));
+  kiln_status_t status = captureRef(commandBuffer, recv, &command.target);
+  if (status) {
+    releaseCommand(command);
+    return annotate(status, "collective recv");
+  }
+  retain(channel);
+  command.channel = channel;
+  std::shared_ptr<Comm> comm = channelComm(channel);
+  bool known = false;
+  for (const auto& other : commandBuffer->comms) known = known || other == comm;
+  if (!known) commandBuffer->comms.push_back(std::move(comm));
+  commandBuffer->commands.push_back(std::move(command));
+  return nullptr;
 }
 
 const kiln_hal_command_buffer_vtable_t kVTable = {
@@ -367,7 +394,7 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
           arguments[bindingCount + i] = &constants[i];
         hipError_t error = platform.moduleLaunchKernel(
             kernel.function, command.workgroupCount, kernel.blockSize,
-            kernel.dynamicSharedBytes, stream, arguments.data());
+            /*dynamicSharedBytes=*/0, stream, arguments.data());
         if (error != hipSuccess) {
           const kiln_hal_executable_export_t& exp =
               command.executable->exports[command.exportOrdinal];
@@ -380,6 +407,15 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
                             command.workgroupCount[2], kernel.blockSize[0],
                             kernel.blockSize[1], kernel.blockSize[2]);
         }
+        break;
+      }
+      case CommandKind::Collective: {
+        Span send, recv;
+        status = resolve(command.source, table, &send);
+        if (!status) status = resolve(command.target, table, &recv);
+        if (status) break;
+        status = issueCollective(command.channel, command.op, send.data,
+                                 send.length, recv.data, recv.length, stream);
         break;
       }
     }
@@ -528,13 +564,26 @@ kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* base,
   return nullptr;
 }
 
+void collectiveComms(kiln_hal_command_buffer_t* base,
+                     std::vector<std::shared_ptr<Comm>>* out) {
+  for (const auto& comm : cast(base)->comms) {
+    bool known = false;
+    for (const auto& other : *out) known = known || other == comm;
+    if (!known) out->push_back(comm);
+  }
+}
+
 kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,
                                  const kiln_hal_binding_t* table,
                                  hipStream_t stream) {
   HipCommandBuffer* commandBuffer = cast(base);
   const DeviceContext& context = *commandBuffer->context;
+  // Command buffers with collectives are replayed: NCCL calls captured into
+  // graphs have been seen to hang (docs/drivers.md), and the argument check
+  // between the ranks (collective_checks) needs the host at every run.
   bool useGraph = !(base->mode & KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT) &&
-                  context.options.graphs && !commandBuffer->commands.empty();
+                  context.options.graphs && !commandBuffer->commands.empty() &&
+                  commandBuffer->comms.empty();
   if (!useGraph) return replay(commandBuffer, table, stream);
 
   std::lock_guard<std::mutex> lock(commandBuffer->graphMutex);

@@ -13,8 +13,10 @@
 // Command semantics: commands run in stream order, so barriers need no
 // device work. Fills use hipMemsetD8/D16/D32Async; an 8-byte pattern (or a
 // misaligned target) is written once and doubled with device copies.
-// Updates copy the bytes captured at record time. Collectives are
-// UNIMPLEMENTED in this driver for now.
+// Updates copy the bytes captured at record time. Collectives are enqueued
+// on the stream in order with the other commands (hip_collectives.h); a
+// reusable command buffer that has collectives is always replayed, never
+// captured into a graph.
 //
 // Recording is single-threaded (HAL rule); after end() the command list is
 // immutable and the graph cache is guarded by a mutex, so submissions may
@@ -23,6 +25,7 @@
 #define KILN_DRIVERS_HIP_HIP_COMMAND_BUFFER_H_
 
 #include <memory>
+#include <vector>
 
 #include "drivers/hip/hip_context.h"
 #include "kiln/hal/driver_abi.h"
@@ -40,6 +43,13 @@ kiln_status_t createCommandBuffer(std::shared_ptr<const DeviceContext> context,
 kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* commandBuffer,
                                    const DeviceContext& context,
                                    const kiln_hal_binding_table_t& table);
+
+class Comm;
+
+// Appends the communicators of |commandBuffer|'s collectives to |out| (each
+// once), for the queue to watch while the submission runs.
+void collectiveComms(kiln_hal_command_buffer_t* commandBuffer,
+                     std::vector<std::shared_ptr<Comm>>* out);
 
 // Issues the commands onto |stream| (device bound by the caller). |table| was
 // validated. A failure means some commands may have been issued.

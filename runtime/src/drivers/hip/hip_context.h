@@ -1,6 +1,7 @@
 // What every object of the HIP driver shares about its device: the platform
-// and the device ordinal (binding the calling thread to it), plus events,
-// the device-side timepoints of the queue.
+// and the device ordinal (binding the calling thread to it), its options and
+// the driver's shared state, plus events, the device-side timepoints of the
+// queue.
 //
 // Ownership: DeviceContext is shared (std::shared_ptr) by the device and by
 // every buffer, executable, event and command buffer made for it, so that
@@ -11,33 +12,45 @@
 #define KILN_DRIVERS_HIP_HIP_CONTEXT_H_
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "drivers/hip/hip_options.h"
 #include "drivers/hip/hip_platform.h"
 #include "drivers/hip/status_util.h"
 #include "kiln/hal/driver_abi.h"
 
 namespace kiln::hip {
 
-// Driver options read from the environment when the driver is created
-// (docs/drivers.md lists them).
-struct DriverOptions {
-  // Record reusable command buffers as HIP/CUDA graphs ($KILN_HIP_GRAPHS=0
-  // replays their command list on the stream instead).
-  bool graphs = true;
-  // Use stream-ordered memory pools for queue_alloca ($KILN_HIP_MEMORY_POOLS).
-  bool memoryPools = true;
-  // Failure injection ($KILN_HIP_INJECT_FAILURE=N): the N-th queue_execute
-  // of each device (1-based) fails as if its kernel launch had failed, and
-  // so does every later N-th one. 0 disables it.
-  uint64_t injectFailureEvery = 0;
+struct NcclLibrary;
+struct CommList;
+
+// What one hip driver shares with its devices. Thread-safe (mutex).
+struct DriverShared {
+  std::mutex mutex;
+  // Live device objects per ordinal (peer access is enabled between open
+  // devices).
+  std::vector<int> openDevices;
+  // (device, peer) pairs where |device| has peer access to |peer|'s memory.
+  std::set<std::pair<int, int>> peerAccess;
+  // Collectives: the NCCL/RCCL library once loaded (hip_collectives.cc)
+  // and the (unique id, rank) memberships of live channels.
+  std::shared_ptr<const NcclLibrary> nccl;
+  std::set<std::string> channelMembers;
 };
 
 struct DeviceContext {
   std::shared_ptr<Platform> platform;
   int ordinal = 0;
   std::string arch;  // "sm_90", "gfx942"
-  DriverOptions options;
+  DeviceOptions options;
+  std::shared_ptr<DriverShared> driver;
+  // Communicators of the channels made on this device (aborted when the
+  // device is destroyed while a collective still waits for its peers).
+  std::shared_ptr<CommList> comms;
   bool memoryPoolsSupported = false;
   bool managedMemorySupported = false;
   size_t totalMemory = 0;

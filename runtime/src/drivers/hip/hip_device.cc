@@ -1,6 +1,7 @@
 #include "drivers/hip/hip_device.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "drivers/hip/hip_buffer.h"
+#include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_command_buffer.h"
 #include "drivers/hip/hip_executable.h"
 #include "drivers/hip/hip_semaphore.h"
@@ -21,6 +23,10 @@ namespace {
 // being destroyed. Wake-ups on signals are immediate; this only bounds how
 // long device destruction takes when a wait never resolves.
 constexpr kiln_duration_t kShutdownPollNs = 20 * 1000 * 1000;
+
+// How long destroying a device waits for submitted collectives whose peers
+// have not joined before it aborts the device's communicators.
+constexpr auto kCollectiveAbortGrace = std::chrono::seconds(10);
 
 // A retained copy of a semaphore list.
 struct SemaphoreList {
@@ -56,6 +62,8 @@ struct Operation {
   std::vector<kiln_hal_command_buffer_t*> commandBuffers;  // retained
   // One resolved binding table per command buffer (buffers retained).
   std::vector<std::vector<kiln_hal_binding_t>> tables;
+  // Communicators the command buffers' collectives use.
+  std::vector<std::shared_ptr<Comm>> comms;
 
   ~Operation() {
     release(buffer);
@@ -94,6 +102,7 @@ struct HipDevice {
   std::condition_variable completionChanged;
   std::deque<Completion> completions;
   bool issueDone = false;
+  bool completionDone = false;
   std::thread completionThread;
 
   bool isStopping() {
@@ -238,7 +247,20 @@ void HipDevice::finish(Completion& completion) {
   const DeviceContext& ctx = *context;
   kiln_status_t status = completion.status;
   completion.status = nullptr;
-  if (completion.event) {
+  Operation& operation = *completion.operation;
+  if (completion.event && !operation.comms.empty()) {
+    // Collectives may wait for peers indefinitely: poll, so that
+    // asynchronous NCCL errors and aborts end the wait.
+    kiln_status_t waitStatus =
+        waitWithComms(ctx, completion.event->get(), operation.comms);
+    if (!status)
+      status = annotate(waitStatus, "a submission with collectives on "
+                                    "hip://%d",
+                        ctx.ordinal);
+    else
+      freeStatus(waitStatus);
+    completion.event.reset();
+  } else if (completion.event) {
     hipError_t error = ctx.platform->eventSynchronize(completion.event->get());
     if (error != hipSuccess && !status)
       status = annotate(ctx.check(error, "hipEventSynchronize",
@@ -246,7 +268,6 @@ void HipDevice::finish(Completion& completion) {
                         "the device failed while running a submission");
     completion.event.reset();
   }
-  Operation& operation = *completion.operation;
   // Waits satisfied on the device (stream waits on events) complete before
   // their signalling submission's host signal; wait for it here so that a
   // failure there reaches this submission's signals too.
@@ -298,7 +319,11 @@ void HipDevice::completionMain() {
       std::unique_lock<std::mutex> lock(completionMutex);
       completionChanged.wait(
           lock, [this] { return issueDone || !completions.empty(); });
-      if (completions.empty()) return;  // issue thread done and drained
+      if (completions.empty()) {  // issue thread done and drained
+        completionDone = true;
+        completionChanged.notify_all();
+        return;
+      }
       completion = std::move(completions.front());
       completions.pop_front();
     }
@@ -325,12 +350,32 @@ void destroy(kiln_hal_device_t* base) {
     device->stopping = true;
   }
   device->queueChanged.notify_all();
+  const DeviceContext& context = *device->context;
+  if (context.comms->any()) {
+    // A collective whose peers never come would keep the queue threads
+    // waiting forever: after a grace period, abort the communicators (their
+    // kernels then end and the submissions fail with ABORTED).
+    std::unique_lock<std::mutex> lock(device->completionMutex);
+    if (!device->completionChanged.wait_for(
+            lock, kCollectiveAbortGrace,
+            [device] { return device->completionDone; })) {
+      lock.unlock();
+      context.comms->abortAll(
+          "hip://" + std::to_string(context.ordinal) +
+          " was destroyed while a collective still waited for its peers");
+    }
+  }
   if (device->issueThread.joinable()) device->issueThread.join();
   if (device->completionThread.joinable()) device->completionThread.join();
   if (device->stream) {
     kiln_status_t status = device->context->bind();
     if (!status) device->context->platform->streamDestroy(device->stream);
     freeStatus(status);
+  }
+  {
+    DriverShared& shared = *context.driver;
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    --shared.openDevices[size_t(context.ordinal)];
   }
   kiln_hal_driver_t* driver = device->driver;
   delete device;
@@ -345,10 +390,20 @@ kiln_status_t queryInfo(kiln_hal_device_t* base,
   if (platform.deviceGetName(name, sizeof(name) - 1, context.ordinal) !=
       hipSuccess)
     std::snprintf(name, sizeof(name), "GPU %d", context.ordinal);
+  // Peers this device reaches directly (NVLink / PCIe P2P).
+  std::string peers;
+  {
+    DriverShared& shared = *context.driver;
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    for (const auto& pair : shared.peerAccess)
+      if (pair.first == context.ordinal)
+        peers += (peers.empty() ? "; peer access: hip://" : ", hip://") +
+                 std::to_string(pair.second);
+  }
   outInfo->ordinal = uint32_t(context.ordinal);
-  std::snprintf(outInfo->name, sizeof(outInfo->name), "%s (%s:%s, %s, %s)",
+  std::snprintf(outInfo->name, sizeof(outInfo->name), "%s (%s:%s, %s, %s%s)",
                 name, platform.targetBackend(), context.arch.c_str(),
-                platform.name(), platform.version().c_str());
+                platform.name(), platform.version().c_str(), peers.c_str());
   return nullptr;
 }
 
@@ -373,21 +428,15 @@ kiln_status_t createExecutableCacheFn(kiln_hal_device_t* base,
   return createExecutableCache(cast(base)->context, outCache);
 }
 
-kiln_status_t createChannel(kiln_hal_device_t* base,
-                            const kiln_hal_channel_params_t*,
-                            kiln_hal_channel_t**) {
-  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
-                    "hip://%d: the hip driver has no collective channels yet "
-                    "(RCCL/NCCL support is not implemented)",
-                    cast(base)->context->ordinal);
+kiln_status_t createChannelFn(kiln_hal_device_t* base,
+                              const kiln_hal_channel_params_t* params,
+                              kiln_hal_channel_t** outChannel) {
+  return createChannel(cast(base)->context, params, outChannel);
 }
 
-kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t*, size_t,
-                              size_t*) {
-  return makeStatus(KILN_STATUS_UNIMPLEMENTED,
-                    "hip://%d: the hip driver has no collective channels yet "
-                    "(RCCL/NCCL support is not implemented)",
-                    cast(base)->context->ordinal);
+kiln_status_t createChannelIdFn(kiln_hal_device_t* base, uint8_t* outId,
+                                size_t capacity, size_t* outLength) {
+  return createChannelId(cast(base)->context, outId, capacity, outLength);
 }
 
 std::unique_ptr<Operation> newOperation(OperationKind kind,
@@ -466,6 +515,7 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   for (uint32_t i = 0; i < commandBufferCount; ++i) {
     retain(commandBuffers[i]);
     operation->commandBuffers.push_back(commandBuffers[i]);
+    collectiveComms(commandBuffers[i], &operation->comms);
   }
   operation->sequence = ++device->executeCount;
   uint64_t every = device->context->options.injectFailureEvery;
@@ -485,8 +535,8 @@ const kiln_hal_device_vtable_t kVTable = {
     createSemaphoreFn,
     createCommandBufferFn,
     createExecutableCacheFn,
-    createChannel,
-    createChannelId,
+    createChannelFn,
+    createChannelIdFn,
     queueAlloca,
     queueDealloca,
     queueExecute,

@@ -3,7 +3,10 @@
 // The driver loads its platform (hip_platform.h) when it is created: a
 // missing library or a machine without a GPU fails driver creation with
 // UNAVAILABLE naming what was tried, so tools and the CTS report it and move
-// on. Devices are the platform's GPUs in its order: hip://0 .. hip://N-1.
+// on. Devices are the platform's GPUs in its order: hip://0 .. hip://N-1,
+// each with options from the URI query over the environment's defaults
+// (hip_options.h). Opening a device enables peer access between it and the
+// other devices the process has open, where the hardware allows it.
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +14,9 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
+#include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_context.h"
 #include "drivers/hip/hip_device.h"
 #include "drivers/hip/hip_platform.h"
@@ -23,8 +28,9 @@ namespace {
 struct HipDriver {
   kiln_hal_driver_t base;
   std::shared_ptr<Platform> platform;
-  DriverOptions options;
+  DeviceOptions defaults;  // from the environment
   int deviceCount = 0;
+  std::shared_ptr<DriverShared> shared;
 };
 
 HipDriver* cast(kiln_hal_driver_t* driver) {
@@ -52,14 +58,42 @@ kiln_status_t enumerateDevices(kiln_hal_driver_t* base, uint32_t capacity,
   return nullptr;
 }
 
+// Enables peer access between |ordinal| and every other device the process
+// has open (both directions, where the hardware allows it) and records it.
+// Failures are not errors: copies between devices still work, through the
+// host. Caller holds shared.mutex; leaves |ordinal| current.
+void enablePeerAccess(Platform& platform, DriverShared& shared, int ordinal) {
+  for (int peer = 0; peer < int(shared.openDevices.size()); ++peer) {
+    if (peer == ordinal || shared.openDevices[size_t(peer)] == 0) continue;
+    for (auto [from, to] : {std::make_pair(ordinal, peer),
+                            std::make_pair(peer, ordinal)}) {
+      if (shared.peerAccess.count({from, to})) continue;
+      int can = 0;
+      if (platform.deviceCanAccessPeer(&can, from, to) != hipSuccess || !can)
+        continue;
+      hipError_t error = platform.setDevice(from);
+      if (error == hipSuccess) error = platform.deviceEnablePeerAccess(to);
+      if (error == hipSuccess || error == hipErrorPeerAccessAlreadyEnabled)
+        shared.peerAccess.insert({from, to});
+      else
+        std::fprintf(stderr,
+                     "kiln hip: peer access from hip://%d to hip://%d could "
+                     "not be enabled (%s); copies between them go through "
+                     "the host\n",
+                     from, to, platform.errorName(error).c_str());
+    }
+  }
+  platform.setDevice(ordinal);
+}
+
 kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
                              const char* options,
                              kiln_hal_device_t** outDevice) {
   HipDriver* driver = cast(base);
-  if (options[0] != '\0')
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "hip://%u?%s: device options are not supported yet",
-                      ordinal, options);
+  // Options first: their errors need no device.
+  DeviceOptions deviceOptions = driver->defaults;
+  KILN_HIP_RETURN_IF_ERROR(annotate(parseDeviceOptions(options, &deviceOptions),
+                                    "hip://%u", ordinal));
   Platform& platform = *driver->platform;
   if (int64_t(ordinal) >= driver->deviceCount)
     return makeStatus(KILN_STATUS_NOT_FOUND,
@@ -69,7 +103,9 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
   auto context = std::make_shared<DeviceContext>();
   context->platform = driver->platform;
   context->ordinal = int(ordinal);
-  context->options = driver->options;
+  context->options = deviceOptions;
+  context->driver = driver->shared;
+  context->comms = std::make_shared<CommList>();
   KILN_HIP_RETURN_IF_ERROR(context->bind());
   KILN_HIP_RETURN_IF_ERROR(
       context->check(platform.deviceGetArchName(int(ordinal), &context->arch),
@@ -88,43 +124,30 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
   KILN_HIP_RETURN_IF_ERROR(context->check(
       platform.memGetInfo(&freeBytes, &totalBytes), "hipMemGetInfo"));
   context->totalMemory = totalBytes;
-  return createDevice(base, std::move(context), outDevice);
+  DriverShared& shared = *driver->shared;
+  {
+    // Counted before createDevice so that its destroy can uncount it.
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    if (deviceOptions.peerAccess) enablePeerAccess(platform, shared, int(ordinal));
+    ++shared.openDevices[ordinal];
+  }
+  kiln_status_t status = createDevice(base, std::move(context), outDevice);
+  if (status) {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    --shared.openDevices[ordinal];
+  }
+  return status;
 }
 
 const kiln_hal_driver_vtable_t kVTable = {destroy, enumerateDevices,
                                           createDeviceFn};
 
-// A boolean option: unset -> |fallback|; "0"/"off"/"false" -> false.
-bool envFlag(const char* name, bool fallback) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return fallback;
-  return !(std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0 ||
-           std::strcmp(value, "false") == 0);
-}
-
-kiln_status_t readOptions(DriverOptions* options) {
-  options->graphs = envFlag("KILN_HIP_GRAPHS", true);
-  options->memoryPools = envFlag("KILN_HIP_MEMORY_POOLS", true);
-  const char* inject = std::getenv("KILN_HIP_INJECT_FAILURE");
-  if (inject && *inject) {
-    char* end = nullptr;
-    unsigned long long every = std::strtoull(inject, &end, 10);
-    if (*end)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "$KILN_HIP_INJECT_FAILURE='%s': expected N, to fail "
-                        "every N-th queue_execute of each device (0: never)",
-                        inject);
-    options->injectFailureEvery = every;
-  }
-  return nullptr;
-}
-
 kiln_status_t createDriver(const kiln_hal_driver_factory_t* factory,
                            const kiln_hal_host_api_t* host,
                            kiln_hal_driver_t** outDriver) {
   setHostApi(host);
-  DriverOptions options;
-  KILN_HIP_RETURN_IF_ERROR(readOptions(&options));
+  DeviceOptions defaults;
+  KILN_HIP_RETURN_IF_ERROR(readEnvironmentOptions(&defaults));
   std::shared_ptr<Platform> platform;
   KILN_HIP_RETURN_IF_ERROR(selectPlatform(&platform));
   int count = 0;
@@ -139,8 +162,10 @@ kiln_status_t createDriver(const kiln_hal_driver_factory_t* factory,
   kiln_hal_resource_initialize(&kVTable, &driver->base.resource);
   driver->base.name = factory->name;
   driver->platform = std::move(platform);
-  driver->options = options;
+  driver->defaults = defaults;
   driver->deviceCount = count;
+  driver->shared = std::make_shared<DriverShared>();
+  driver->shared->openDevices.assign(size_t(count), 0);
   *outDriver = &driver->base;
   return nullptr;
 }

@@ -78,6 +78,34 @@ kiln_status_t checkPtxTarget(const DeviceContext& context,
   return nullptr;
 }
 
+// A module variant's target against the device: the backend must be the
+// platform's; a "cuda:sm_X" variant runs on sm >= X (PTX is JIT-compiled
+// forward), a "rocm:gfxN" one only on that very chip.
+kiln_status_t checkVariantTarget(const DeviceContext& context,
+                                 const std::string& target) {
+  std::string backend = context.platform->targetBackend();
+  std::string device = deviceTarget(context);
+  size_t colon = target.find(':');
+  std::string variantBackend = target.substr(0, colon);
+  std::string chip = colon == std::string::npos ? "" : target.substr(colon + 1);
+  bool runs = variantBackend == backend;
+  if (runs && backend == "cuda") {
+    unsigned wanted = smNumber(chip), have = smNumber(context.arch);
+    runs = wanted != 0 && have != 0 && wanted <= have;
+  } else if (runs) {
+    runs = chip == context.arch;
+  }
+  if (!runs)
+    return makeStatus(KILN_STATUS_INCOMPATIBLE,
+                      "executable variant built for '%s' cannot run on "
+                      "hip://%d, a %s device%s",
+                      target.c_str(), context.ordinal, device.c_str(),
+                      backend == "cuda"
+                          ? " (PTX runs on its sm or newer ones)"
+                          : " (code objects run on their own gfx chip only)");
+  return nullptr;
+}
+
 // The gfx chip of an AMDGPU code object, from its ELF header's e_flags
 // (EF_AMDGPU_MACH); "" if unknown.
 std::string hsacoChip(const std::vector<char>& image) {
@@ -116,6 +144,8 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
                       params->format, context->ordinal,
                       deviceTarget(*context).c_str(),
                       platform.executableFormat());
+  if (params->target)
+    KILN_HIP_RETURN_IF_ERROR(checkVariantTarget(*context, params->target));
   // PTX is text that the loader reads up to a NUL; the module's bytes need
   // not end with one, so load from a terminated copy.
   std::vector<char> image(static_cast<const char*>(params->data),
@@ -169,21 +199,16 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
           i, source.name);
     for (int d = 0; d < 3; ++d)
       kernel.blockSize[d] = source.workgroup_size[d] ? source.workgroup_size[d] : 1;
-    int staticShared = 0;
-    platform.funcGetStaticSharedBytes(&staticShared, kernel.function);
-    if (source.shared_memory_bytes > uint32_t(staticShared)) {
-      kernel.dynamicSharedBytes = source.shared_memory_bytes - uint32_t(staticShared);
-      if (sharedLimit > 0 && source.shared_memory_bytes > uint32_t(sharedLimit))
-        return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                          "export '%s' needs %u bytes of shared memory; "
-                          "hip://%d allows %d per workgroup",
-                          source.name, source.shared_memory_bytes,
-                          context->ordinal, sharedLimit);
-      KILN_HIP_RETURN_IF_ERROR(context->check(
-          platform.funcSetMaxDynamicSharedBytes(kernel.function,
-                                                int(kernel.dynamicSharedBytes)),
-          "setting the dynamic shared memory limit"));
-    }
+    // shared_memory_bytes is the kernel's static shared memory (module.fbs;
+    // the compiler reads it back from the binary), which the code object
+    // reserves itself: launches pass 0 dynamic bytes. The check only makes
+    // the error readable before the launch would fail.
+    if (sharedLimit > 0 && source.shared_memory_bytes > uint32_t(sharedLimit))
+      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                        "export '%s' needs %u bytes of shared memory; "
+                        "hip://%d allows %d per workgroup",
+                        source.name, source.shared_memory_bytes,
+                        context->ordinal, sharedLimit);
     executable->names.emplace_back(source.name);
     executable->kernels.push_back(kernel);
   }

@@ -5,14 +5,17 @@
 // Kernel ABI (what compiled GPU kernels take): one device pointer per
 // binding, in binding order, followed by the push constants as 32-bit
 // integers. The launch uses the export's workgroup size; the dispatch's
-// workgroup count is the grid. shared_memory_bytes beyond what the kernel
-// allocates statically is passed as dynamic shared memory.
+// workgroup count is the grid. shared_memory_bytes is the kernel's static
+// shared memory (reserved by the code object itself), so launches pass no
+// dynamic shared memory; it is checked against the device's limit.
 //
 // The executable cache also answers target queries: can_prepare_format
 // accepts the device's exact target ("cuda:sm_90", "rocm:gfx942") besides
 // the binary format, so the module loader can prefer variants built for
-// this very chip. A binary for a newer chip than the device (a PTX .target
-// above the device's sm, an HSACO for another gfx) is INCOMPATIBLE.
+// this very chip. A binary for a chip the device cannot run is
+// INCOMPATIBLE, naming both: a params target ("cuda:sm_90", "rocm:gfx942")
+// of another backend, a cuda sm above the device's or another gfx chip; a
+// PTX .target above the device's sm; an HSACO for another gfx.
 // Immutable after creation, so thread-safe.
 #ifndef KILN_DRIVERS_HIP_HIP_EXECUTABLE_H_
 #define KILN_DRIVERS_HIP_HIP_EXECUTABLE_H_
@@ -30,7 +33,6 @@ kiln_status_t createExecutableCache(std::shared_ptr<const DeviceContext> context
 struct KernelInfo {
   hipFunction_t function = nullptr;
   uint32_t blockSize[3] = {1, 1, 1};
-  uint32_t dynamicSharedBytes = 0;
 };
 
 // The kernel of export |ordinal|, or nullptr if |executable| was not made by

@@ -55,6 +55,7 @@ constexpr hipError_t hipErrorInvalidKernelFile = 218;
 constexpr hipError_t hipErrorSharedObjectInitFailed = 303;
 constexpr hipError_t hipErrorNotFound = 500;
 constexpr hipError_t hipErrorNotReady = 600;
+constexpr hipError_t hipErrorPeerAccessAlreadyEnabled = 704;
 constexpr hipError_t hipErrorLaunchFailure = 719;
 constexpr hipError_t hipErrorNotSupported = 801;
 constexpr hipError_t hipErrorUnknown = 999;
@@ -100,6 +101,12 @@ class Platform {
   // feature suffixes), "sm_90".
   virtual hipError_t deviceGetArchName(int device, std::string* arch) = 0;
   virtual hipError_t setDevice(int device) = 0;
+  // Whether |device| can address |peer|'s memory directly (NVLink, PCIe P2P).
+  virtual hipError_t deviceCanAccessPeer(int* canAccess, int device,
+                                         int peer) = 0;
+  // Lets the current device access |peer|'s memory directly. Returns
+  // hipErrorPeerAccessAlreadyEnabled when it already can.
+  virtual hipError_t deviceEnablePeerAccess(int peer) = 0;
   virtual hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) = 0;
 
   // Memory. hostMalloc returns pinned, mapped, portable host memory usable by
@@ -144,15 +151,10 @@ class Platform {
   virtual hipError_t moduleGetFunction(hipFunction_t* function,
                                        hipModule_t module,
                                        const char* name) = 0;
-  // Static shared memory of |function| in bytes.
-  virtual hipError_t funcGetStaticSharedBytes(int* bytes,
-                                              hipFunction_t function) = 0;
-  virtual hipError_t funcSetMaxDynamicSharedBytes(hipFunction_t function,
-                                                  int bytes) = 0;
   virtual hipError_t moduleLaunchKernel(hipFunction_t function,
                                         const uint32_t grid[3],
                                         const uint32_t block[3],
-                                        uint32_t sharedBytes,
+                                        uint32_t dynamicSharedBytes,
                                         hipStream_t stream,
                                         void** kernelParams) = 0;
 

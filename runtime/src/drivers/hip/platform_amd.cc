@@ -26,7 +26,6 @@ constexpr unsigned kHipEventBlockingSync = 0x1;
 constexpr unsigned kHipEventDisableTiming = 0x2;
 constexpr int kHipMemcpyDefault = 4;
 constexpr int kHipStreamCaptureModeThreadLocal = 1;
-constexpr int kHipFuncAttributeSharedSizeBytes = 1;
 
 struct AmdSymbols {
 #define KILN_AMD_REQUIRED(name, ret, params) ret(*name) params = nullptr;
@@ -119,6 +118,13 @@ class AmdPlatform final : public Platform {
   }
 
   hipError_t setDevice(int device) override { return api.hipSetDevice(device); }
+  hipError_t deviceCanAccessPeer(int* canAccess, int device,
+                                 int peer) override {
+    return api.hipDeviceCanAccessPeer(canAccess, device, peer);
+  }
+  hipError_t deviceEnablePeerAccess(int peer) override {
+    return api.hipDeviceEnablePeerAccess(peer, 0);
+  }
   hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) override {
     return api.hipMemGetInfo(freeBytes, totalBytes);
   }
@@ -202,21 +208,14 @@ class AmdPlatform final : public Platform {
                                const char* name) override {
     return api.hipModuleGetFunction(function, module, name);
   }
-  hipError_t funcGetStaticSharedBytes(int* bytes,
-                                      hipFunction_t function) override {
-    return api.hipFuncGetAttribute(bytes, kHipFuncAttributeSharedSizeBytes,
-                                   function);
-  }
-  hipError_t funcSetMaxDynamicSharedBytes(hipFunction_t, int) override {
-    // AMD GPUs give a workgroup all of its LDS without an opt-in.
-    return hipSuccess;
-  }
   hipError_t moduleLaunchKernel(hipFunction_t function, const uint32_t grid[3],
-                                const uint32_t block[3], uint32_t sharedBytes,
+                                const uint32_t block[3],
+                                uint32_t dynamicSharedBytes,
                                 hipStream_t stream,
                                 void** kernelParams) override {
     return api.hipModuleLaunchKernel(function, grid[0], grid[1], grid[2],
-                                     block[0], block[1], block[2], sharedBytes,
+                                     block[0], block[1], block[2],
+                                     dynamicSharedBytes,
                                      stream, kernelParams, nullptr);
   }
 

@@ -35,8 +35,6 @@ constexpr unsigned kCuStreamNonBlocking = 0x1;
 constexpr unsigned kCuEventBlockingSync = 0x1;
 constexpr unsigned kCuEventDisableTiming = 0x2;
 constexpr int kCuStreamCaptureModeThreadLocal = 1;
-constexpr int kCuFuncAttributeSharedSizeBytes = 1;
-constexpr int kCuFuncAttributeMaxDynamicSharedSizeBytes = 8;
 constexpr int kCuDeviceAttributeMultiprocessorCount = 16;
 constexpr int kCuDeviceAttributeMaxSharedMemoryPerBlock = 8;
 constexpr int kCuDeviceAttributeWarpSize = 10;
@@ -199,19 +197,24 @@ class NvidiaPlatform final : public Platform {
   }
 
   hipError_t setDevice(int device) override {
-    if (!valid(device)) return hipErrorInvalidDevice;
     CUcontext context = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      context = contexts[size_t(device)];
-      if (!context) {
-        int error =
-            api.cuDevicePrimaryCtxRetain(&context, devices[size_t(device)]);
-        if (error) return error;
-        contexts[size_t(device)] = context;
-      }
-    }
+    hipError_t error = primaryContext(device, &context);
+    if (error) return error;
     return api.cuCtxSetCurrent(context);
+  }
+  hipError_t deviceCanAccessPeer(int* canAccess, int device,
+                                 int peer) override {
+    if (!valid(device) || !valid(peer)) return hipErrorInvalidDevice;
+    return api.cuDeviceCanAccessPeer(canAccess, devices[size_t(device)],
+                                     devices[size_t(peer)]);
+  }
+  hipError_t deviceEnablePeerAccess(int peer) override {
+    // CUDA enables access from the current context to the peer's context;
+    // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED has HIP's number (704).
+    CUcontext context = nullptr;
+    hipError_t error = primaryContext(peer, &context);
+    if (error) return error;
+    return api.cuCtxEnablePeerAccess(context, 0);
   }
   hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) override {
     return api.cuMemGetInfo(freeBytes, totalBytes);
@@ -312,23 +315,13 @@ class NvidiaPlatform final : public Platform {
                                const char* name) override {
     return api.cuModuleGetFunction(function, module, name);
   }
-  hipError_t funcGetStaticSharedBytes(int* bytes,
-                                      hipFunction_t function) override {
-    return api.cuFuncGetAttribute(bytes, kCuFuncAttributeSharedSizeBytes,
-                                  function);
-  }
-  hipError_t funcSetMaxDynamicSharedBytes(hipFunction_t function,
-                                          int bytes) override {
-    return api.cuFuncSetAttribute(function,
-                                  kCuFuncAttributeMaxDynamicSharedSizeBytes,
-                                  bytes);
-  }
   hipError_t moduleLaunchKernel(hipFunction_t function, const uint32_t grid[3],
-                                const uint32_t block[3], uint32_t sharedBytes,
+                                const uint32_t block[3],
+                                uint32_t dynamicSharedBytes,
                                 hipStream_t stream,
                                 void** kernelParams) override {
     return api.cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0],
-                              block[1], block[2], sharedBytes, stream,
+                              block[1], block[2], dynamicSharedBytes, stream,
                               kernelParams, nullptr);
   }
 
@@ -360,6 +353,22 @@ class NvidiaPlatform final : public Platform {
  private:
   bool valid(int device) const {
     return device >= 0 && size_t(device) < devices.size();
+  }
+
+  // |device|'s primary context, retained on first use.
+  hipError_t primaryContext(int device, CUcontext* out) {
+    if (!valid(device)) return hipErrorInvalidDevice;
+    std::lock_guard<std::mutex> lock(mutex);
+    CUcontext& context = contexts[size_t(device)];
+    if (!context) {
+      int error = api.cuDevicePrimaryCtxRetain(&context, devices[size_t(device)]);
+      if (error) {
+        context = nullptr;
+        return error;
+      }
+    }
+    *out = context;
+    return hipSuccess;
   }
 
   void* handle;

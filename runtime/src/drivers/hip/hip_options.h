@@ -1,0 +1,53 @@
+// Options of hip devices: defaults from the environment, overridden per
+// device by the query of its URI (hip://0?graphs=0&inject_failure=3).
+//
+//   key                 environment default          values
+//   graphs              $KILN_HIP_GRAPHS=1           0|1: reusable command buffers as graphs
+//   memory_pools        $KILN_HIP_MEMORY_POOLS=1     0|1: stream-ordered pools for queue_alloca
+//   inject_failure      $KILN_HIP_INJECT_FAILURE=0   N: every N-th queue_execute fails (0: never)
+//   collective_checks   $KILN_HIP_COLLECTIVE_CHECKS=1  0|1: compare collective arguments across ranks
+//   peer_access         $KILN_HIP_PEER_ACCESS=1      0|1: enable peer access to the process's other hip devices
+//
+// Booleans accept 1/0, on/off, true/false, yes/no. The platform
+// ($KILN_HIP_PLATFORM and the library paths) is chosen once per driver and
+// is not a device option. Pure functions; thread-safe.
+#ifndef KILN_DRIVERS_HIP_HIP_OPTIONS_H_
+#define KILN_DRIVERS_HIP_HIP_OPTIONS_H_
+
+#include <cstdint>
+
+#include "kiln/status.h"
+
+namespace kiln::hip {
+
+struct DeviceOptions {
+  // Record reusable command buffers as HIP/CUDA graphs (off: replay their
+  // command list on the stream). Command buffers with collectives are
+  // always replayed.
+  bool graphs = true;
+  // Use stream-ordered memory pools for queue_alloca.
+  bool memoryPools = true;
+  // Failure injection: the N-th queue_execute of the device (1-based)
+  // fails as if its kernel launch had failed, and so does every later N-th
+  // one. 0 disables it.
+  uint64_t injectFailureEvery = 0;
+  // Before each collective, the ranks exchange its arguments (one small
+  // all-gather and a host round trip) so that mismatched or locally invalid
+  // collectives fail on every rank instead of hanging or corrupting data.
+  bool collectiveChecks = true;
+  // Enable peer access between this device and the other hip devices the
+  // process has open.
+  bool peerAccess = true;
+};
+
+// The defaults: DeviceOptions{} overridden by the environment variables.
+// INVALID_ARGUMENT naming the variable for a bad value.
+kiln_status_t readEnvironmentOptions(DeviceOptions* options);
+
+// Applies a URI query ("key=value&key=value", "" for none) to |options|.
+// INVALID_ARGUMENT naming the key or value and listing the accepted keys.
+kiln_status_t parseDeviceOptions(const char* query, DeviceOptions* options);
+
+}  // namespace kiln::hip
+
+#endif  // KILN_DRIVERS_HIP_HIP_OPTIONS_H_

@@ -1,0 +1,441 @@
+// The hip driver on real GPUs (each test skips, with the reason, where the
+// machine lacks what it needs): device options in the URI, the executable
+// target check, peer access between two devices, and collective channels
+// over NCCL/RCCL between two devices of this process (one thread per rank,
+// as ncclCommInitRank blocks until every rank joined). The CTS
+// (tests/cts/collective_test.cc) checks the collective results in full;
+// these tests cover what is specific to this driver. Every wait has a
+// timeout, so a bug fails a test instead of hanging it.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/hal/hal.h"
+
+namespace {
+
+constexpr kiln_duration_t kTimeout = 60ll * 1000 * 1000 * 1000;
+
+std::string take(kiln_status_t status) {
+  std::string text = status ? kiln_status_message(status) : "OK";
+  kiln_status_free(status);
+  return text;
+}
+
+#define ASSERT_OK(expr)                                                    \
+  do {                                                                     \
+    kiln_status_t assert_status_ = (expr);                                 \
+    ASSERT_EQ(assert_status_, nullptr) << #expr << ": " << take(assert_status_); \
+  } while (0)
+#define EXPECT_OK(expr)                                                    \
+  do {                                                                     \
+    kiln_status_t expect_status_ = (expr);                                 \
+    EXPECT_EQ(expect_status_, nullptr) << #expr << ": " << take(expect_status_); \
+  } while (0)
+
+class HipDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"KILN_HIP_NCCL_LIBRARY", "KILN_HIP_RCCL_LIBRARY",
+                             "KILN_HIP_GRAPHS", "KILN_HIP_INJECT_FAILURE"})
+      unsetenv(name);
+    ASSERT_OK(kiln_hal_driver_registry_create(&registry));
+    const char* plugin = std::getenv("KILN_HIP_PLUGIN_PATH");
+    ASSERT_OK(kiln_hal_driver_registry_load_plugin(
+        registry, plugin && *plugin ? plugin : KILN_HIP_PLUGIN_PATH));
+    kiln_status_t status =
+        kiln_hal_driver_registry_get_driver(registry, "hip", &driver);
+    if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
+      GTEST_SKIP() << "no GPU for the hip driver here: " << take(status);
+    ASSERT_OK(status);
+    ASSERT_OK(kiln_hal_driver_enumerate_devices(driver, 0, nullptr, &count));
+  }
+  void TearDown() override {
+    for (kiln_hal_channel_t* channel : channels) kiln_hal_channel_release(channel);
+    for (kiln_hal_device_t* device : devices) kiln_hal_device_release(device);
+    kiln_hal_driver_release(driver);
+    kiln_hal_driver_registry_release(registry);
+  }
+
+  // Opens hip://0 .. hip://n-1 (skips the test with fewer GPUs).
+  void open(uint32_t n) {
+    if (count < n) GTEST_SKIP() << "needs " << n << " GPUs, this machine has " << count;
+    for (uint32_t i = 0; i < n; ++i) {
+      kiln_hal_device_t* device = nullptr;
+      ASSERT_OK(kiln_hal_driver_create_device(driver, i, &device));
+      devices.push_back(device);
+    }
+  }
+
+  // One channel per open device, joined from one thread per rank.
+  void joinChannels() {
+    uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
+    size_t length = 0;
+    kiln_status_t status =
+        kiln_hal_channel_id_create(devices[0], id, sizeof(id), &length);
+    if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
+      GTEST_SKIP() << "no NCCL/RCCL here: " << take(status);
+    ASSERT_OK(status);
+    int32_t ranks = int32_t(devices.size());
+    channels.assign(devices.size(), nullptr);
+    std::vector<kiln_status_t> statuses(devices.size(), nullptr);
+    std::vector<std::thread> threads;
+    for (int32_t r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        kiln_hal_channel_params_t params = {r, ranks, id, length};
+        statuses[size_t(r)] = kiln_hal_channel_create(
+            devices[size_t(r)], &params, &channels[size_t(r)]);
+      });
+    for (std::thread& thread : threads) thread.join();
+    for (kiln_status_t s : statuses) ASSERT_OK(s);
+  }
+
+  kiln_hal_buffer_t* allocate(kiln_hal_device_t* device, size_t size) {
+    kiln_hal_buffer_params_t params = {};
+    params.memory_type =
+        KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
+    params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING |
+                   KILN_HAL_BUFFER_USAGE_COLLECTIVE;
+    kiln_hal_buffer_t* buffer = nullptr;
+    kiln_status_t status = kiln_hal_allocator_allocate_buffer(
+        kiln_hal_device_allocator(device), &params, size, &buffer);
+    if (status) ADD_FAILURE() << take(status);
+    return buffer;
+  }
+
+  static kiln_hal_buffer_ref_t ref(kiln_hal_buffer_t* buffer) {
+    return {buffer, 0, 0, KILN_HAL_WHOLE_BUFFER};
+  }
+
+  // Submits |cb| on |device| signalling a fresh semaphore to 1; returns it.
+  kiln_hal_semaphore_t* submit(kiln_hal_device_t* device,
+                               kiln_hal_command_buffer_t* cb) {
+    kiln_hal_semaphore_t* semaphore = nullptr;
+    kiln_status_t status = kiln_hal_semaphore_create(device, 0, &semaphore);
+    uint64_t one = 1;
+    kiln_hal_semaphore_list_t none = {0, nullptr, nullptr};
+    kiln_hal_semaphore_list_t signal = {1, &semaphore, &one};
+    if (!status)
+      status = kiln_hal_device_queue_execute(device, KILN_HAL_QUEUE_AFFINITY_ANY,
+                                             &none, &signal, 1, &cb, nullptr);
+    if (status) ADD_FAILURE() << take(status);
+    return semaphore;
+  }
+
+  // A one-shot or reusable command buffer with one collective.
+  kiln_hal_command_buffer_t* record(size_t rank, kiln_hal_collective_op_t op,
+                                    kiln_hal_buffer_t* send,
+                                    kiln_hal_buffer_t* recv,
+                                    kiln_hal_command_buffer_mode_t mode =
+                                        KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT) {
+    kiln_hal_command_buffer_t* cb = nullptr;
+    kiln_status_t status =
+        kiln_hal_command_buffer_create(devices[rank], mode, 0, &cb);
+    if (!status) status = kiln_hal_command_buffer_begin(cb);
+    if (!status)
+      status = kiln_hal_command_buffer_collective(cb, channels[rank], &op,
+                                                  ref(send), ref(recv));
+    if (!status) status = kiln_hal_command_buffer_end(cb);
+    if (status) ADD_FAILURE() << take(status);
+    return cb;
+  }
+
+  kiln_hal_driver_registry_t* registry = nullptr;
+  kiln_hal_driver_t* driver = nullptr;
+  uint32_t count = 0;
+  std::vector<kiln_hal_device_t*> devices;
+  std::vector<kiln_hal_channel_t*> channels;
+};
+
+TEST_F(HipDeviceTest, UriOptionsAreParsedBeforeTheDeviceIsLookedUp) {
+  kiln_hal_device_t* device = nullptr;
+  ASSERT_OK(kiln_hal_driver_registry_create_device(
+      registry, "hip://0?graphs=0&inject_failure=0&collective_checks=1",
+      &device));
+  kiln_hal_device_release(device);
+  device = nullptr;
+  kiln_status_t status =
+      kiln_hal_driver_registry_create_device(registry, "hip://0?turbo=1", &device);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(take(status).find("accepted: graphs"), std::string::npos);
+  // A bad option on a device that does not exist is still about the option.
+  status = kiln_hal_driver_registry_create_device(registry,
+                                                  "hip://999?graphs=2", &device);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(take(status).find("graphs"), std::string::npos);
+  EXPECT_EQ(device, nullptr);
+}
+
+TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
+  open(1);
+  kiln_hal_executable_cache_t* cache = nullptr;
+  ASSERT_OK(kiln_hal_executable_cache_create(devices[0], &cache));
+  bool ptx = kiln_hal_executable_cache_can_prepare_format(cache, "ptx");
+  if (!ptx) {
+    kiln_hal_executable_cache_release(cache);
+    GTEST_SKIP() << "the test kernels are PTX; this is an AMD device";
+  }
+  const char* path = std::getenv("KILN_HIP_TEST_PTX_PATH");
+  if (!path || !*path) path = KILN_HIP_TEST_PTX_PATH;
+  std::ifstream file(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), {});
+  ASSERT_FALSE(bytes.empty()) << "cannot read " << path;
+  kiln_hal_executable_export_t exports[1] = {
+      {"cts_add_f32", {1, 1, 1}, {64, 1, 1}, 3, 1, 0}};
+  for (const char* target : {"cuda:sm_999", "rocm:gfx942", "host:x86_64"}) {
+    kiln_hal_executable_params_t params = {"ptx", bytes.data(), bytes.size(),
+                                           1, exports, target};
+    kiln_hal_executable_t* executable = nullptr;
+    kiln_status_t status =
+        kiln_hal_executable_cache_prepare_executable(cache, &params, &executable);
+    EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INCOMPATIBLE) << target;
+    std::string text = take(status);
+    EXPECT_NE(text.find(target), std::string::npos) << text;
+    EXPECT_NE(text.find("cuda:sm_"), std::string::npos) << text;
+  }
+  // The PTX is built for sm_80: it runs on sm_80 and newer, and so does a
+  // NULL (unknown) target.
+  for (const char* target : {"cuda:sm_80", (const char*)nullptr}) {
+    kiln_hal_executable_params_t params = {"ptx", bytes.data(), bytes.size(),
+                                           1, exports, target};
+    kiln_hal_executable_t* executable = nullptr;
+    EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                           &executable));
+    kiln_hal_executable_release(executable);
+  }
+  kiln_hal_executable_cache_release(cache);
+}
+
+TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
+  open(1);
+  uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
+  size_t length = 0;
+  kiln_status_t status =
+      kiln_hal_channel_id_create(devices[0], id, sizeof(id), &length);
+  if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
+    GTEST_SKIP() << "no NCCL/RCCL here: " << take(status);
+  ASSERT_OK(status);
+  EXPECT_EQ(length, 128u);
+  uint8_t other[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
+  ASSERT_OK(kiln_hal_channel_id_create(devices[0], other, sizeof(other), &length));
+  EXPECT_NE(std::memcmp(id, other, 128), 0) << "two ids are equal";
+  const char text[] = "not-an-nccl-id";
+  kiln_hal_channel_params_t params = {0, 1, text, sizeof(text)};
+  kiln_hal_channel_t* channel = nullptr;
+  status = kiln_hal_channel_create(devices[0], &params, &channel);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(take(status).find("128"), std::string::npos);
+  // A one-rank channel needs no other thread.
+  params = {0, 1, id, 128};
+  ASSERT_OK(kiln_hal_channel_create(devices[0], &params, &channel));
+  channels.push_back(channel);
+  EXPECT_EQ(kiln_hal_channel_count(channel), 1);
+  kiln_hal_channel_t* duplicate = nullptr;
+  status = kiln_hal_channel_create(devices[0], &params, &duplicate);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ALREADY_EXISTS) << take(status);
+}
+
+TEST_F(HipDeviceTest, MissingCollectiveLibraryIsAClearError) {
+  setenv("KILN_HIP_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
+  setenv("KILN_HIP_RCCL_LIBRARY", "/nonexistent/librccl.so.1", 1);
+  open(1);
+  uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
+  size_t length = 0;
+  kiln_status_t status =
+      kiln_hal_channel_id_create(devices[0], id, sizeof(id), &length);
+  unsetenv("KILN_HIP_NCCL_LIBRARY");
+  unsetenv("KILN_HIP_RCCL_LIBRARY");
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNAVAILABLE);
+  std::string text = take(status);
+  EXPECT_NE(text.find("/nonexistent/lib"), std::string::npos) << text;
+  EXPECT_NE(text.find("_LIBRARY"), std::string::npos) << text;
+}
+
+TEST_F(HipDeviceTest, PeerAccessIsEnabledAndCopiesCrossDevices) {
+  open(2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    kiln_hal_device_info_t info;
+    ASSERT_OK(kiln_hal_device_info(devices[i], &info));
+    std::string peer = "peer access: hip://" + std::to_string(1 - i);
+    EXPECT_NE(std::string(info.name).find(peer), std::string::npos)
+        << "hip://" << i << " reports '" << info.name
+        << "' (GPUs without peer access? see the driver's stderr)";
+  }
+  // hip://0 copies from a buffer of hip://1 into its own.
+  constexpr size_t n = 1 << 20;
+  kiln_hal_buffer_t* source = allocate(devices[1], n);
+  kiln_hal_buffer_t* target = allocate(devices[0], n);
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = uint8_t(i * 7 + 3);
+  ASSERT_OK(kiln_hal_buffer_write(source, 0, bytes.data(), n));
+  kiln_hal_command_buffer_t* cb = nullptr;
+  ASSERT_OK(kiln_hal_command_buffer_create(
+      devices[0], KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+  ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+  ASSERT_OK(kiln_hal_command_buffer_copy_buffer(cb, ref(source), ref(target)));
+  ASSERT_OK(kiln_hal_command_buffer_end(cb));
+  kiln_hal_semaphore_t* done = submit(devices[0], cb);
+  EXPECT_OK(kiln_hal_semaphore_wait(done, 1, kTimeout));
+  std::vector<uint8_t> got(n);
+  EXPECT_OK(kiln_hal_buffer_read(target, 0, got.data(), n));
+  EXPECT_EQ(got, bytes);
+  kiln_hal_semaphore_release(done);
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_buffer_release(source);
+  kiln_hal_buffer_release(target);
+}
+
+TEST_F(HipDeviceTest, TwoRankCollectivesInReusableCommandBuffers) {
+  open(2);
+  joinChannels();
+  if (IsSkipped() || HasFatalFailure()) return;
+  constexpr uint64_t n = 1000;
+  std::vector<kiln_hal_buffer_t*> sends, recvs;
+  std::vector<kiln_hal_command_buffer_t*> cbs;
+  for (size_t r = 0; r < 2; ++r) {
+    std::vector<float> values(n);
+    for (uint64_t i = 0; i < n; ++i) values[i] = float(r + 1) * float(i);
+    sends.push_back(allocate(devices[r], n * 4));
+    recvs.push_back(allocate(devices[r], n * 4));
+    ASSERT_OK(kiln_hal_buffer_write(sends[r], 0, values.data(), n * 4));
+    cbs.push_back(record(r,
+                         {KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_SUM,
+                          KILN_HAL_ELEMENT_TYPE_F32, n, 0},
+                         sends[r], recvs[r], KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE));
+  }
+  // Reusable command buffers with collectives are replayed, never captured.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<kiln_hal_semaphore_t*> done;
+    for (size_t r = 0; r < 2; ++r) done.push_back(submit(devices[r], cbs[r]));
+    for (size_t r = 0; r < 2; ++r) {
+      EXPECT_OK(kiln_hal_semaphore_wait(done[r], 1, kTimeout));
+      kiln_hal_semaphore_release(done[r]);
+      std::vector<float> got(n);
+      EXPECT_OK(kiln_hal_buffer_read(recvs[r], 0, got.data(), n * 4));
+      for (uint64_t i = 0; i < n; i += 97)
+        EXPECT_EQ(got[i], 3.0f * float(i)) << "round " << round << " rank " << r;
+    }
+  }
+  // all_to_all of i16 (a type NCCL lacks, but bytes move fine) and a
+  // reduction of i16, which NCCL cannot do.
+  kiln_hal_collective_op_t exchange = {KILN_HAL_COLLECTIVE_ALL_TO_ALL,
+                                       KILN_HAL_REDUCTION_NONE,
+                                       KILN_HAL_ELEMENT_TYPE_I16, 4, 0};
+  std::vector<kiln_hal_semaphore_t*> done;
+  for (size_t r = 0; r < 2; ++r) {
+    std::vector<int16_t> values = {int16_t(r * 10), int16_t(r * 10 + 1),
+                                   int16_t(r * 10 + 2), int16_t(r * 10 + 3)};
+    ASSERT_OK(kiln_hal_buffer_write(sends[r], 0, values.data(), 8));
+    kiln_hal_command_buffer_t* cb = nullptr;
+    ASSERT_OK(kiln_hal_command_buffer_create(
+        devices[r], KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+    ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+    kiln_hal_collective_op_t sum = {KILN_HAL_COLLECTIVE_ALL_REDUCE,
+                                    KILN_HAL_REDUCTION_SUM,
+                                    KILN_HAL_ELEMENT_TYPE_I16, 4, 0};
+    kiln_status_t status = kiln_hal_command_buffer_collective(
+        cb, channels[r], &sum, ref(sends[r]), ref(recvs[r]));
+    EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNIMPLEMENTED);
+    EXPECT_NE(take(status).find("i16"), std::string::npos);
+    ASSERT_OK(kiln_hal_command_buffer_collective(
+        cb, channels[r], &exchange, {sends[r], 0, 0, 8}, {recvs[r], 0, 0, 8}));
+    ASSERT_OK(kiln_hal_command_buffer_end(cb));
+    done.push_back(submit(devices[r], cb));
+    kiln_hal_command_buffer_release(cb);
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_OK(kiln_hal_semaphore_wait(done[r], 1, kTimeout));
+    kiln_hal_semaphore_release(done[r]);
+    std::vector<int16_t> got(4);
+    EXPECT_OK(kiln_hal_buffer_read(recvs[r], 0, got.data(), 8));
+    // Chunk j of rank i lands at chunk i of rank j (chunks of 2).
+    EXPECT_EQ(got, (std::vector<int16_t>{int16_t(r * 2), int16_t(r * 2 + 1),
+                                         int16_t(10 + r * 2),
+                                         int16_t(10 + r * 2 + 1)}));
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    kiln_hal_command_buffer_release(cbs[r]);
+    kiln_hal_buffer_release(sends[r]);
+    kiln_hal_buffer_release(recvs[r]);
+  }
+}
+
+TEST_F(HipDeviceTest, MismatchedArgumentsFailBothRanksAndTheChannelGoesOn) {
+  open(2);
+  joinChannels();
+  if (IsSkipped() || HasFatalFailure()) return;
+  std::vector<kiln_hal_buffer_t*> buffers;
+  for (size_t r = 0; r < 2; ++r) {
+    buffers.push_back(allocate(devices[r], 64));
+    std::vector<uint8_t> ones(64, 1);
+    ASSERT_OK(kiln_hal_buffer_write(buffers[r], 0, ones.data(), 64));
+  }
+  for (uint64_t rank1Count : {8u, 16u}) {
+    std::vector<kiln_hal_semaphore_t*> done;
+    for (size_t r = 0; r < 2; ++r) {
+      kiln_hal_collective_op_t op = {KILN_HAL_COLLECTIVE_ALL_REDUCE,
+                                     KILN_HAL_REDUCTION_SUM,
+                                     KILN_HAL_ELEMENT_TYPE_U8,
+                                     r == 1 ? rank1Count : 16, 0};
+      kiln_hal_command_buffer_t* cb = record(r, op, buffers[r], buffers[r]);
+      done.push_back(submit(devices[r], cb));
+      kiln_hal_command_buffer_release(cb);
+    }
+    for (size_t r = 0; r < 2; ++r) {
+      kiln_status_t status = kiln_hal_semaphore_wait(done[r], 1, kTimeout);
+      if (rank1Count == 16) {
+        EXPECT_OK(status);
+      } else {
+        EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+        EXPECT_NE(take(status).find("differ between the ranks"),
+                  std::string::npos);
+      }
+      kiln_hal_semaphore_release(done[r]);
+    }
+  }
+  std::vector<uint8_t> got(16);
+  EXPECT_OK(kiln_hal_buffer_read(buffers[0], 0, got.data(), 16));
+  EXPECT_EQ(got, std::vector<uint8_t>(16, 2));
+  for (kiln_hal_buffer_t* buffer : buffers) kiln_hal_buffer_release(buffer);
+}
+
+TEST_F(HipDeviceTest, DestroyingADeviceAbortsACollectiveWaitingForItsPeer) {
+  open(2);
+  joinChannels();
+  if (IsSkipped() || HasFatalFailure()) return;
+  kiln_hal_buffer_t* buffer = allocate(devices[0], 64);
+  // Only rank 0 submits: its all-reduce waits for rank 1 forever.
+  kiln_hal_command_buffer_t* cb =
+      record(0, {KILN_HAL_COLLECTIVE_ALL_REDUCE, KILN_HAL_REDUCTION_SUM,
+                 KILN_HAL_ELEMENT_TYPE_F32, 16, 0},
+             buffer, buffer);
+  kiln_hal_semaphore_t* done = submit(devices[0], cb);
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_buffer_release(buffer);
+  kiln_status_t status = kiln_hal_semaphore_wait(done, 1, 1000ll * 1000 * 1000);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_DEADLINE_EXCEEDED)
+      << take(status);
+  kiln_status_free(status);
+  kiln_hal_channel_release(channels[0]);
+  channels[0] = nullptr;
+  auto start = std::chrono::steady_clock::now();
+  kiln_hal_device_release(devices[0]);  // grace period, then ncclCommAbort
+  devices[0] = nullptr;
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 30.0);
+  status = kiln_hal_semaphore_wait(done, 1, kTimeout);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ABORTED) << take(status);
+  kiln_status_free(status);
+  kiln_hal_semaphore_release(done);
+}
+
+}  // namespace
