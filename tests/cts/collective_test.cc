@@ -2,9 +2,11 @@
 // devices <driver>://0 .. N-1, N = min(device count, 4)). Skips where the
 // driver has fewer than two devices or no collectives.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cts_test_base.h"
@@ -32,17 +34,40 @@ class CollectiveTest : public CtsTest {
     kiln_hal_driver_release(driver);
     KILN_ASSERT_OK(status);
     if (ranks < 2) GTEST_SKIP() << "driver has fewer than two devices";
-    std::string id = std::string("cts/") +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    // One rank makes the id; every rank joins from its own thread (NCCL's
+    // init blocks until the whole group has joined).
+    uint8_t idBytes[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
+    size_t idLength = 0;
+    status = kiln_hal_channel_id_create(devices[0], idBytes, sizeof(idBytes),
+                                        &idLength);
+    if (kiln_status_code(status) == KILN_STATUS_UNIMPLEMENTED)
+      GTEST_SKIP() << "driver has no collectives: " << consumeStatus(status);
+    KILN_ASSERT_OK(status);
+    id.assign(idBytes, idBytes + idLength);
+    channels.assign(size_t(ranks), nullptr);
+    std::vector<kiln_status_t> statuses(size_t(ranks), nullptr);
+    std::vector<std::thread> joiners;
     for (int32_t r = 0; r < ranks; ++r) {
-      kiln_hal_channel_params_t params = {r, ranks, id.data(), id.size()};
-      kiln_hal_channel_t* channel = nullptr;
-      status = kiln_hal_channel_create(devices[size_t(r)], &params, &channel);
-      if (kiln_status_code(status) == KILN_STATUS_UNIMPLEMENTED)
-        GTEST_SKIP() << "driver has no collectives: " << consumeStatus(status);
-      KILN_ASSERT_OK(status);
-      channels.push_back(channel);
+      joiners.emplace_back([&, r] {
+        kiln_hal_channel_params_t params = {r, ranks, id.data(), id.size()};
+        statuses[size_t(r)] = kiln_hal_channel_create(
+            devices[size_t(r)], &params, &channels[size_t(r)]);
+      });
     }
+    for (std::thread& joiner : joiners) joiner.join();
+    bool unimplemented = false;
+    std::string failures;
+    for (int32_t r = 0; r < ranks; ++r) {
+      kiln_status_t rankStatus = statuses[size_t(r)];
+      if (!rankStatus) continue;
+      unimplemented |= kiln_status_code(rankStatus) == KILN_STATUS_UNIMPLEMENTED;
+      failures += "rank " + std::to_string(r) + ": " +
+                  consumeStatus(rankStatus) + "\n";
+    }
+    channels.erase(std::remove(channels.begin(), channels.end(), nullptr),
+                   channels.end());
+    if (unimplemented) GTEST_SKIP() << "driver has no collectives: " << failures;
+    ASSERT_TRUE(failures.empty()) << failures;
   }
 
   void TearDown() override {
@@ -127,6 +152,7 @@ class CollectiveTest : public CtsTest {
   int32_t ranks = 0;
   std::vector<kiln_hal_device_t*> devices;
   std::vector<kiln_hal_channel_t*> channels;
+  std::vector<uint8_t> id;  // the group's rendezvous id
 };
 
 template <typename T>
@@ -272,8 +298,6 @@ TEST_P(CollectiveTest, MismatchedCollectivesFailEveryRankAndGroupRecovers) {
 TEST_P(CollectiveTest, ChannelRanksAreUniquePerGroup) {
   EXPECT_EQ(kiln_hal_channel_rank(channels[1]), 1);
   EXPECT_EQ(kiln_hal_channel_count(channels[1]), ranks);
-  std::string id = std::string("cts/") +
-                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
   kiln_hal_channel_params_t params = {1, ranks, id.data(), id.size()};
   kiln_hal_channel_t* duplicate = nullptr;
   KILN_EXPECT_STATUS(KILN_STATUS_ALREADY_EXISTS,

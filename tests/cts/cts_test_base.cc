@@ -34,7 +34,7 @@ std::string uriTestName(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-void CtsTest::SetUp() {
+void CtsFixture::openDevice(const std::string& uri) {
   KILN_ASSERT_OK(kiln_hal_driver_registry_create(&registry));
   KILN_ASSERT_OK(kiln_hal_driver_registry_register_builtin_drivers(registry));
   const char* plugins = std::getenv(KILN_HAL_DRIVER_PLUGINS_ENV);
@@ -54,21 +54,21 @@ void CtsTest::SetUp() {
     }
   }
   kiln_status_t status = kiln_hal_driver_registry_create_device(
-      registry, GetParam().c_str(), &device);
+      registry, uri.c_str(), &device);
   kiln_status_code_t code = kiln_status_code(status);
   if (code == KILN_STATUS_NOT_FOUND || code == KILN_STATUS_UNAVAILABLE) {
-    GTEST_SKIP() << "device '" << GetParam()
+    GTEST_SKIP() << "device '" << uri
                  << "' is not available here: " << consumeStatus(status);
   }
   KILN_ASSERT_OK(status);
 }
 
-void CtsTest::TearDown() {
+void CtsFixture::TearDown() {
   kiln_hal_device_release(device);
   kiln_hal_driver_registry_release(registry);
 }
 
-kiln_hal_buffer_t* CtsTest::allocateBuffer(kiln_device_size_t size) {
+kiln_hal_buffer_t* CtsFixture::allocateBuffer(kiln_device_size_t size) {
   kiln_hal_buffer_params_t params = {};
   params.memory_type =
       KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
@@ -80,7 +80,7 @@ kiln_hal_buffer_t* CtsTest::allocateBuffer(kiln_device_size_t size) {
   return buffer;
 }
 
-kiln_hal_semaphore_t* CtsTest::createSemaphore(uint64_t initialValue) {
+kiln_hal_semaphore_t* CtsFixture::createSemaphore(uint64_t initialValue) {
   kiln_hal_semaphore_t* semaphore = nullptr;
   kiln_status_t status =
       kiln_hal_semaphore_create(device, initialValue, &semaphore);
@@ -88,7 +88,7 @@ kiln_hal_semaphore_t* CtsTest::createSemaphore(uint64_t initialValue) {
   return semaphore;
 }
 
-std::vector<uint8_t> CtsTest::readBuffer(kiln_hal_buffer_t* buffer) {
+std::vector<uint8_t> CtsFixture::readBuffer(kiln_hal_buffer_t* buffer) {
   std::vector<uint8_t> bytes(size_t(kiln_hal_buffer_byte_length(buffer)));
   kiln_status_t status =
       kiln_hal_buffer_read(buffer, 0, bytes.data(), bytes.size());
@@ -96,7 +96,7 @@ std::vector<uint8_t> CtsTest::readBuffer(kiln_hal_buffer_t* buffer) {
   return bytes;
 }
 
-kiln_status_t CtsTest::submitAndWait(kiln_hal_command_buffer_t* commandBuffer,
+kiln_status_t CtsFixture::submitAndWait(kiln_hal_command_buffer_t* commandBuffer,
                                      const kiln_hal_binding_table_t* table) {
   kiln_hal_semaphore_t* done = createSemaphore(0);
   uint64_t one = 1;

@@ -50,9 +50,12 @@ std::string consumeStatus(kiln_status_t status);
 std::vector<std::string> deviceUris();
 std::string uriTestName(const ::testing::TestParamInfo<std::string>& info);
 
-class CtsTest : public ::testing::TestWithParam<std::string> {
+// Holds a registry (built-in drivers and the suite's plugins) and one device.
+class CtsFixture : public ::testing::Test {
  protected:
-  void SetUp() override;
+  // Creates the registry and opens |uri| as |device|; skips the test where
+  // the device is not available here.
+  void openDevice(const std::string& uri);
   void TearDown() override;
 
   // A HOST_VISIBLE | DEVICE_LOCAL buffer of |size| bytes (ADD_FAILURE on
@@ -67,6 +70,13 @@ class CtsTest : public ::testing::TestWithParam<std::string> {
 
   kiln_hal_driver_registry_t* registry = nullptr;
   kiln_hal_device_t* device = nullptr;
+};
+
+// A CTS test parameterized by the device URI.
+class CtsTest : public CtsFixture,
+                public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override { openDevice(GetParam()); }
 };
 
 // Buffer refs.

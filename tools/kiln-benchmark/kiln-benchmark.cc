@@ -1,7 +1,8 @@
 // kiln-benchmark: loads a .vmfb module on a device and times synchronous
 // calls of one function with inputs given on the command line (kiln-run
 // syntax). Prints per-call latency statistics and, given --flops, GFLOP/s.
-// See --help.
+// `kiln-benchmark collective ...` times HAL collectives instead
+// (collective_benchmark.h). See --help.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collective_benchmark.h"
 #include "kiln/runtime.h"
 #include "tooling/flags.h"
 #include "tooling/host_tensor.h"
@@ -21,6 +23,8 @@ using kiln::tooling::HostTensor;
 
 const char kUsage[] =
     "usage: kiln-benchmark MODULE.vmfb --function=NAME [options]\n"
+    "       kiln-benchmark collective --device=URI [options]  (see\n"
+    "       kiln-benchmark collective --help)\n"
     "\n"
     "Times synchronous calls of function NAME of a compiled Kiln module.\n"
     "Each call is timed from submission until its outputs are ready (the\n"
@@ -250,4 +254,8 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Main(argc, argv); }
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "collective") == 0)
+    return kiln::benchmark::RunCollectiveBenchmark(argc - 1, argv + 1);
+  return Main(argc, argv);
+}

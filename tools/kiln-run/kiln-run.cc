@@ -1,10 +1,19 @@
 // kiln-run: loads a .vmfb module on a device, calls one function with inputs
 // given on the command line (IREE syntax) and prints, saves or checks the
-// outputs. See --help.
+// outputs. An SPMD function (one compiled for a device grid) runs on every
+// rank of the grid at once, one thread per rank of this process, possibly
+// across processes. See --help.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kiln/runtime.h"
@@ -27,7 +36,10 @@ const char kUsage[] =
     "  --function=NAME         function to call (may be omitted if the module\n"
     "                          has exactly one)\n"
     "  --device=URI            device to run on: local, local://N, or a plugin\n"
-    "                          driver's URI (default: local)\n"
+    "                          driver's URI (default: local). SPMD functions\n"
+    "                          (see below) take one --device per rank, or\n"
+    "                          local (all ranks on local://0..W-1) or\n"
+    "                          local://W (W ranks; W must be the grid size)\n"
     "  --plugin=PATH           load a HAL driver plugin (repeatable; also\n"
     "                          $KILN_HAL_DRIVER_PLUGINS)\n"
     "  --input=VALUE           one per function input, in order. VALUE is\n"
@@ -47,7 +59,31 @@ const char kUsage[] =
     "  --list-functions        list the module's functions and exit\n"
     "  --list-devices          list the available device URIs (after loading\n"
     "                          plugins) and exit; no module needed\n"
-    "  --help                  show this help\n";
+    "  --help                  show this help\n"
+    "\n"
+    "SPMD functions (modules compiled for a device grid of W ranks) run on W\n"
+    "ranks at once, one thread per rank; each rank gets the same --input\n"
+    "values, except that '%r' in an @file name is replaced by the rank\n"
+    "(--input=@x%r.npy, --output=@y%r.npy, --expected-output=@e%r.npy).\n"
+    "Printed results are prefixed 'rank R: '. A failing rank is reported with\n"
+    "its rank and the exit code is 1; ranks still blocked in a collective\n"
+    "10 s after a rank failed are abandoned.\n"
+    "  --rank=R                this process's rank of a multi-process run\n"
+    "                          (one rank per process, on its one --device)\n"
+    "  --world-size=W          ranks of a multi-process run\n"
+    "  --rendezvous=URI        how the processes meet: file:DIR (a fresh\n"
+    "                          directory every process sees) or\n"
+    "                          tcp://HOST:PORT (rank 0 listens there)\n"
+    "  --rendezvous-timeout=S  seconds to wait for the other processes (300)\n"
+    "Without --rank/--world-size, launcher variables are used:\n"
+    "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE (Open MPI), PMI_RANK/PMI_SIZE\n"
+    "(MPICH, Intel MPI), SLURM_PROCID/SLURM_NTASKS (srun), RANK/WORLD_SIZE\n"
+    "(torchrun; with MASTER_ADDR/MASTER_PORT the rendezvous defaults to\n"
+    "tcp://MASTER_ADDR:(MASTER_PORT+1), since torchrun's own store holds\n"
+    "MASTER_PORT). The local driver's collectives only connect devices of\n"
+    "one process: multi-process runs need a driver such as hip (NCCL/RCCL).\n"
+    "If W exceeds the local devices and $KILN_LOCAL_DEVICE_COUNT is unset,\n"
+    "kiln-run sets it to W.\n";
 
 int Fail(const char* format, const std::string& a = std::string(),
          const std::string& b = std::string()) {
@@ -70,10 +106,15 @@ bool ParseDouble(const std::string& text, double* value) {
   return !text.empty() && end && *end == '\0' && *value >= 0;
 }
 
+// How long the other ranks may still run once one rank failed: a rank that
+// waits in a collective for the failed one would wait forever. (--help
+// says so.)
+constexpr int kRankFailureGraceSeconds = 10;
+
 struct Options {
   std::string module_path;
   std::string function;
-  std::string device = "local";
+  std::vector<std::string> devices;  // empty: "local"
   std::vector<std::string> plugins;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
@@ -83,7 +124,22 @@ struct Options {
   uint64_t print_max_elements = 1024;
   bool list_functions = false;
   bool list_devices = false;
+  // Multi-process SPMD runs (-1 / empty: not given).
+  int rank = -1;
+  int world_size = -1;
+  std::string rendezvous;
+  double rendezvous_timeout_s = 300;
 };
+
+bool ParseRank(const std::string& text, int* value) {
+  char* end = nullptr;
+  long parsed = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || parsed < 0 || parsed > (1 << 16)) {
+    return false;
+  }
+  *value = int(parsed);
+  return true;
+}
 
 // Returns -1 to go on, or the exit code.
 int ParseOptions(int argc, char** argv, Options* options) {
@@ -103,7 +159,22 @@ int ParseOptions(int argc, char** argv, Options* options) {
     } else if (value_of("--function", &value)) {
       options->function = value;
     } else if (value_of("--device", &value)) {
-      options->device = value;
+      options->devices.push_back(value);
+    } else if (value_of("--rank", &value)) {
+      if (!ParseRank(value, &options->rank)) {
+        return Fail("invalid --rank '%s' (expected a rank 0..65536)", value);
+      }
+    } else if (value_of("--world-size", &value)) {
+      if (!ParseRank(value, &options->world_size) || options->world_size < 1) {
+        return Fail("invalid --world-size '%s' (expected 1..65536)", value);
+      }
+    } else if (value_of("--rendezvous", &value)) {
+      options->rendezvous = value;
+    } else if (value_of("--rendezvous-timeout", &value)) {
+      if (!ParseDouble(value, &options->rendezvous_timeout_s)) {
+        return Fail("invalid --rendezvous-timeout '%s' (expected seconds)",
+                    value);
+      }
     } else if (value_of("--plugin", &value)) {
       options->plugins.push_back(value);
     } else if (value_of("--input", &value)) {
@@ -146,6 +217,43 @@ int ParseOptions(int argc, char** argv, Options* options) {
   return -1;
 }
 
+// Fills in --rank/--world-size/--rendezvous from a launcher's environment
+// when they were not given. Returns -1 to go on, or the exit code.
+int ApplyLauncherEnvironment(Options* options) {
+  if (options->rank >= 0 || options->world_size >= 0) {
+    if (options->rank < 0 || options->world_size < 0) {
+      return Fail("--rank and --world-size go together%s", "");
+    }
+    return -1;
+  }
+  static const char* const kLaunchers[][3] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
+      {"PMI_RANK", "PMI_SIZE", "PMI"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "Slurm"},
+      {"RANK", "WORLD_SIZE", "torchrun"},
+  };
+  for (const auto& launcher : kLaunchers) {
+    const char* rank = std::getenv(launcher[0]);
+    const char* size = std::getenv(launcher[1]);
+    if (!rank || !size) continue;
+    if (!ParseRank(rank, &options->rank) ||
+        !ParseRank(size, &options->world_size) || options->world_size < 1) {
+      return Fail("invalid launcher environment %s", std::string(launcher[0]) +
+                  "='" + rank + "' " + launcher[1] + "='" + size + "'");
+    }
+    const char* address = std::getenv("MASTER_ADDR");
+    const char* port = std::getenv("MASTER_PORT");
+    int port_number = 0;
+    if (options->rendezvous.empty() && address && port &&
+        ParseRank(port, &port_number) && port_number < 65535) {
+      options->rendezvous = std::string("tcp://") + address + ":" +
+                            std::to_string(port_number + 1);
+    }
+    return -1;
+  }
+  return -1;
+}
+
 std::string FunctionList(kiln_module_t* module) {
   std::string list;
   for (size_t i = 0; i < kiln_module_function_count(module); ++i) {
@@ -159,146 +267,227 @@ std::string FunctionList(kiln_module_t* module) {
   return list;
 }
 
-// Everything the run holds; released in the destructor.
-struct Run {
-  kiln_instance_t* instance = nullptr;
-  kiln_device_t* device = nullptr;
-  kiln_module_t* module = nullptr;
-  std::vector<kiln_buffer_view_t*> inputs;
-  std::vector<kiln_buffer_view_t*> outputs;
-  ~Run() {
-    for (kiln_buffer_view_t* view : inputs) kiln_buffer_view_release(view);
-    for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
-    kiln_module_release(module);
-    kiln_device_release(device);
-    kiln_instance_release(instance);
+bool IsLocalUri(const std::string& uri) {
+  return uri == "local" || uri.rfind("local://", 0) == 0;
+}
+
+// Replaces each "%r" in an @file value by |rank| (rank < 0: unchanged).
+std::string ForRank(const std::string& value, int rank) {
+  if (rank < 0 || value.empty() || value[0] != '@') return value;
+  std::string result;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '%' && i + 1 < value.size() && value[i + 1] == 'r') {
+      result += std::to_string(rank);
+      ++i;
+    } else {
+      result += value[i];
+    }
   }
+  return result;
+}
+
+std::string TakeMessage(kiln_status_t status, const std::string& context) {
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  return context.empty() ? message : context + ": " + message;
+}
+
+// A module loaded on a device and the function to call; released in order.
+struct Loaded {
+  kiln_module_t* module = nullptr;
+  kiln_function_t* function = nullptr;  // borrowed from module
+  ~Loaded() { kiln_module_release(module); }
 };
 
-int Main(int argc, char** argv) {
-  Options options;
-  int parsed = ParseOptions(argc, argv, &options);
-  if (parsed >= 0) return parsed;
-
-  Run run;
-  std::vector<const char*> plugin_paths;
-  for (const std::string& path : options.plugins) plugin_paths.push_back(path.c_str());
-  kiln_instance_options_t instance_options = {};
-  instance_options.plugin_paths = plugin_paths.data();
-  instance_options.plugin_path_count = plugin_paths.size();
-  kiln_status_t status = kiln_instance_create(&instance_options, &run.instance);
-  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
-  if (options.list_devices) {
-    std::string uris(kiln_instance_list_devices(run.instance, nullptr, 0), '\0');
-    kiln_instance_list_devices(run.instance, uris.data(), uris.size() + 1);
-    std::printf("%s", uris.c_str());
-    return 0;
-  }
-  status = kiln_device_create(run.instance, options.device.c_str(), &run.device);
-  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
-  status = kiln_module_load_file(run.device, options.module_path.c_str(),
-                                 &run.module);
-  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
-
-  if (options.list_functions) {
-    std::printf("%s", FunctionList(run.module).c_str());
-    return 0;
-  }
-
-  kiln_function_t* function = nullptr;
+// Loads the module on |device| and finds the function to call. Returns an
+// error message, empty on success.
+std::string LoadFunction(const Options& options, kiln_device_t* device,
+                         Loaded* loaded) {
+  kiln_status_t status = kiln_module_load_file(
+      device, options.module_path.c_str(), &loaded->module);
+  if (!kiln_status_is_ok(status)) return TakeMessage(status, "");
+  if (options.list_functions) return "";
   if (options.function.empty()) {
-    if (kiln_module_function_count(run.module) != 1) {
-      return Fail("no --function given; the module has these functions:\n%s",
-                  FunctionList(run.module));
+    if (kiln_module_function_count(loaded->module) != 1) {
+      return "no --function given; the module has these functions:\n" +
+             FunctionList(loaded->module);
     }
-    kiln_status_free(kiln_module_function_at(run.module, 0, &function));
-  } else {
-    status = kiln_module_lookup_function(run.module, options.function.c_str(),
-                                         &function);
-    if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    kiln_status_free(kiln_module_function_at(loaded->module, 0,
+                                             &loaded->function));
+    return "";
   }
+  status = kiln_module_lookup_function(loaded->module, options.function.c_str(),
+                                       &loaded->function);
+  return kiln_status_is_ok(status) ? "" : TakeMessage(status, "");
+}
+
+// What one rank (or the single call of an ordinary function) printed and
+// whether it failed.
+struct RankResult {
+  std::string out;    // stdout text
+  std::string error;  // the error, if any (without "error: ")
+  bool failed = false;
+};
+
+// Lets in-process ranks start their calls only when every rank prepared its
+// inputs, so that a bad input on one rank stops all of them before any
+// blocks in a collective.
+class StartGate {
+ public:
+  explicit StartGate(int ranks) : ranks_(ranks) {}
+  // Returns true when every rank arrived ready.
+  bool Arrive(bool ready) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    all_ready_ = all_ready_ && ready;
+    if (++arrived_ == ranks_) changed_.notify_all();
+    changed_.wait(lock, [this] { return arrived_ == ranks_; });
+    return all_ready_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int ranks_;
+  int arrived_ = 0;
+  bool all_ready_ = true;
+};
+
+void Appendf(std::string* out, const char* format, ...)
+    KILN_PRINTF_FORMAT(2, 3);
+void Appendf(std::string* out, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list measure;
+  va_copy(measure, args);
+  int length = std::vsnprintf(nullptr, 0, format, measure);
+  va_end(measure);
+  if (length > 0) {
+    std::string text(size_t(length) + 1, '\0');
+    std::vsnprintf(text.data(), text.size(), format, args);
+    text.pop_back();
+    *out += text;
+  }
+  va_end(args);
+}
+
+// Calls |function| on |device| with the inputs of |options| (for |rank|;
+// -1 for an ordinary function) and prints, saves or checks the outputs.
+// |gate| (SPMD runs) holds the call until every rank is ready.
+void CallFunction(const Options& options, kiln_device_t* device,
+                  kiln_function_t* function, int rank, StartGate* gate,
+                  RankResult* result) {
+  const std::string prefix =
+      rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
+  std::vector<kiln_buffer_view_t*> inputs;
+  std::vector<kiln_buffer_view_t*> outputs;
+  struct Cleanup {
+    std::vector<kiln_buffer_view_t*>& inputs;
+    std::vector<kiln_buffer_view_t*>& outputs;
+    ~Cleanup() {
+      for (kiln_buffer_view_t* view : inputs) kiln_buffer_view_release(view);
+      for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
+    }
+  } cleanup{inputs, outputs};
+  auto fail = [&](const std::string& message) {
+    result->failed = true;
+    result->error = message;
+  };
+
   const std::string name = kiln_function_name(function);
   char signature[1024];
   kiln_function_format_signature(function, signature, sizeof(signature));
-
   const size_t input_count = kiln_function_input_count(function);
   const size_t output_count = kiln_function_output_count(function);
-  if (options.inputs.size() != input_count) {
-    return Fail("function '%s' expects %s", name,
-                std::to_string(input_count) + " inputs " + signature +
-                    ", got " + std::to_string(options.inputs.size()) +
-                    " --input flags");
-  }
-  if (options.outputs.size() > output_count) {
-    return Fail("function '%s' has %s", name,
-                std::to_string(output_count) + " outputs but " +
-                    std::to_string(options.outputs.size()) +
-                    " --output flags were given");
-  }
-  if (!options.expected.empty() && options.expected.size() != output_count) {
-    return Fail("function '%s' has %s", name,
-                std::to_string(output_count) + " outputs but " +
-                    std::to_string(options.expected.size()) +
-                    " --expected-output flags were given (give one per "
-                    "output)");
-  }
-  for (const std::string& output : options.outputs) {
-    if (output != "-" && (output.size() < 2 || output[0] != '@')) {
-      return Fail("invalid --output '%s': expected @FILE.npy or '-'", output);
-    }
-  }
-
-  // Parse everything before running so that a typo costs nothing.
   std::vector<HostTensor> expected(options.expected.size());
-  for (size_t j = 0; j < options.expected.size(); ++j) {
-    status = kiln::tooling::ParseTensorValue(options.expected[j], &expected[j]);
-    if (!kiln_status_is_ok(status)) {
-      return FailStatus(status, "--expected-output " + std::to_string(j));
+  // Check and parse everything before running so that a typo costs nothing.
+  [&] {
+    if (options.inputs.size() != input_count) {
+      return fail("function '" + name + "' expects " +
+                  std::to_string(input_count) + " inputs " + signature +
+                  ", got " + std::to_string(options.inputs.size()) +
+                  " --input flags");
     }
+    if (options.outputs.size() > output_count) {
+      return fail("function '" + name + "' has " +
+                  std::to_string(output_count) + " outputs but " +
+                  std::to_string(options.outputs.size()) +
+                  " --output flags were given");
+    }
+    if (!options.expected.empty() && options.expected.size() != output_count) {
+      return fail("function '" + name + "' has " +
+                  std::to_string(output_count) + " outputs but " +
+                  std::to_string(options.expected.size()) +
+                  " --expected-output flags were given (give one per "
+                  "output)");
+    }
+    for (const std::string& output : options.outputs) {
+      if (output != "-" && (output.size() < 2 || output[0] != '@')) {
+        return fail("invalid --output '" + output +
+                    "': expected @FILE.npy or '-'");
+      }
+    }
+    for (size_t j = 0; j < options.expected.size(); ++j) {
+      kiln_status_t status = kiln::tooling::ParseTensorValue(
+          ForRank(options.expected[j], rank), &expected[j]);
+      if (!kiln_status_is_ok(status)) {
+        return fail(TakeMessage(status,
+                                "--expected-output " + std::to_string(j)));
+      }
+    }
+    for (size_t i = 0; i < input_count; ++i) {
+      HostTensor tensor;
+      kiln_status_t status = kiln::tooling::ParseTensorValue(
+          ForRank(options.inputs[i], rank), &tensor);
+      if (!kiln_status_is_ok(status)) {
+        return fail(TakeMessage(status, "--input " + std::to_string(i)));
+      }
+      kiln_buffer_view_t* view = nullptr;
+      status = kiln_buffer_view_create_from_host(
+          device, tensor.element_type, tensor.shape.size(),
+          tensor.shape.data(), tensor.data.data(), tensor.data.size(), &view);
+      if (!kiln_status_is_ok(status)) {
+        return fail(TakeMessage(status, "--input " + std::to_string(i)));
+      }
+      inputs.push_back(view);
+    }
+  }();
+  if (gate && !gate->Arrive(!result->failed)) {
+    if (!result->failed) {
+      fail("not run: another rank failed before the call");
+    }
+    return;
   }
-  for (size_t i = 0; i < input_count; ++i) {
-    HostTensor tensor;
-    status = kiln::tooling::ParseTensorValue(options.inputs[i], &tensor);
-    if (!kiln_status_is_ok(status)) {
-      return FailStatus(status, "--input " + std::to_string(i));
-    }
-    kiln_buffer_view_t* view = nullptr;
-    status = kiln_buffer_view_create_from_host(
-        run.device, tensor.element_type, tensor.shape.size(),
-        tensor.shape.data(), tensor.data.data(), tensor.data.size(), &view);
-    if (!kiln_status_is_ok(status)) {
-      return FailStatus(status, "--input " + std::to_string(i));
-    }
-    run.inputs.push_back(view);
-  }
+  if (result->failed) return;
 
-  run.outputs.assign(output_count, nullptr);
-  status = kiln_function_call(function, input_count, run.inputs.data(),
-                              output_count, run.outputs.data());
-  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  outputs.assign(output_count, nullptr);
+  kiln_status_t status = kiln_function_call(function, input_count,
+                                            inputs.data(), output_count,
+                                            outputs.data());
+  if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, ""));
 
   bool all_matched = true;
+  std::string& out = result->out;
   for (size_t j = 0; j < output_count; ++j) {
     HostTensor actual;
-    kiln_tensor_type_t type = kiln_buffer_view_type(run.outputs[j]);
+    kiln_tensor_type_t type = kiln_buffer_view_type(outputs[j]);
     actual.element_type = type.element_type;
     actual.shape.assign(type.shape, type.shape + type.rank);
     actual.Allocate();
-    status = kiln_buffer_view_read(run.outputs[j], actual.data.data(),
+    status = kiln_buffer_view_read(outputs[j], actual.data.data(),
                                    actual.data.size());
     if (!kiln_status_is_ok(status)) {
-      return FailStatus(status, "reading result " + std::to_string(j));
+      return fail(TakeMessage(status, "reading result " + std::to_string(j)));
     }
-    const std::string label = "result[" + std::to_string(j) + "]";
+    const std::string label = prefix + "result[" + std::to_string(j) + "]";
     bool saved = j < options.outputs.size() && options.outputs[j] != "-";
     if (saved) {
-      status = kiln::tooling::WriteNpyFile(options.outputs[j].substr(1), actual);
-      if (!kiln_status_is_ok(status)) return FailStatus(status, label);
+      status = kiln::tooling::WriteNpyFile(
+          ForRank(options.outputs[j], rank).substr(1), actual);
+      if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, label));
     } else if (expected.empty()) {
-      std::printf("%s: %s\n", label.c_str(),
-                  kiln::tooling::FormatTensor(actual,
-                                              options.print_max_elements)
-                      .c_str());
+      Appendf(&out, "%s: %s\n", label.c_str(),
+              kiln::tooling::FormatTensor(actual, options.print_max_elements)
+                  .c_str());
     }
     if (expected.empty()) continue;
 
@@ -306,48 +495,323 @@ int Main(int argc, char** argv) {
         kiln::tooling::DefaultTolerance(actual.element_type);
     if (options.has_atol) tolerance.atol = options.atol;
     if (options.has_rtol) tolerance.rtol = options.rtol;
-    kiln::tooling::CompareResult result =
+    kiln::tooling::CompareResult compared =
         kiln::tooling::CompareTensors(expected[j], actual, tolerance, 8);
-    if (!result.type_mismatch.empty()) {
+    if (!compared.type_mismatch.empty()) {
       all_matched = false;
-      std::printf("%s: MISMATCH: %s\n", label.c_str(),
-                  result.type_mismatch.c_str());
+      Appendf(&out, "%s: MISMATCH: %s\n", label.c_str(),
+              compared.type_mismatch.c_str());
       continue;
     }
-    if (result.mismatch_count == 0) {
-      std::printf("%s: matched (%s)\n", label.c_str(),
-                  actual.TypeString().c_str());
+    if (compared.mismatch_count == 0) {
+      Appendf(&out, "%s: matched (%s)\n", label.c_str(),
+              actual.TypeString().c_str());
       continue;
     }
     all_matched = false;
-    std::printf("%s: MISMATCH: %llu of %llu elements differ (atol=%g, "
-                "rtol=%g)\n",
-                label.c_str(), (unsigned long long)result.mismatch_count,
-                (unsigned long long)actual.element_count(), tolerance.atol,
-                tolerance.rtol);
-    for (const auto& mismatch : result.first_mismatches) {
-      std::printf("  at %s: expected %s, got %s\n",
-                  kiln::tooling::FormatIndices(mismatch.indices).c_str(),
-                  mismatch.expected.c_str(), mismatch.actual.c_str());
+    Appendf(&out, "%s: MISMATCH: %llu of %llu elements differ (atol=%g, "
+            "rtol=%g)\n", label.c_str(),
+            (unsigned long long)compared.mismatch_count,
+            (unsigned long long)actual.element_count(), tolerance.atol,
+            tolerance.rtol);
+    for (const auto& mismatch : compared.first_mismatches) {
+      Appendf(&out, "%s  at %s: expected %s, got %s\n", prefix.c_str(),
+              kiln::tooling::FormatIndices(mismatch.indices).c_str(),
+              mismatch.expected.c_str(), mismatch.actual.c_str());
     }
-    if (result.mismatch_count > result.first_mismatches.size()) {
-      std::printf("  ... and %llu more\n",
-                  (unsigned long long)(result.mismatch_count -
-                                       result.first_mismatches.size()));
+    if (compared.mismatch_count > compared.first_mismatches.size()) {
+      Appendf(&out, "%s  ... and %llu more\n", prefix.c_str(),
+              (unsigned long long)(compared.mismatch_count -
+                                   compared.first_mismatches.size()));
     }
-    std::printf("  actual: %s\n",
-                kiln::tooling::FormatTensor(actual, 64).c_str());
+    Appendf(&out, "%s  actual: %s\n", prefix.c_str(),
+            kiln::tooling::FormatTensor(actual, 64).c_str());
   }
   if (!expected.empty()) {
     if (!all_matched) {
-      std::fprintf(stderr, "error: function '%s': outputs do not match the "
-                   "expected values\n", name.c_str());
-      return 1;
+      return fail("function '" + name +
+                  "': outputs do not match the expected values");
     }
-    std::printf("all %zu outputs of '%s' matched the expected values\n",
-                output_count, name.c_str());
+    Appendf(&out, "%sall %zu outputs of '%s' matched the expected values\n",
+            prefix.c_str(), output_count, name.c_str());
   }
-  return 0;
+}
+
+// Prints one result: its output, then its error (prefixed with the rank).
+void Report(const RankResult& result, int rank) {
+  std::fputs(result.out.c_str(), stdout);
+  if (result.failed) {
+    std::fflush(stdout);
+    if (rank >= 0) {
+      std::fprintf(stderr, "error: rank %d: %s\n", rank, result.error.c_str());
+    } else {
+      std::fprintf(stderr, "error: %s\n", result.error.c_str());
+    }
+  }
+}
+
+// Everything a run holds; released in the destructor (group before the
+// devices it retains, devices before the instance).
+struct Session {
+  kiln_instance_t* instance = nullptr;
+  std::vector<kiln_device_t*> devices;
+  kiln_collective_group_t* group = nullptr;
+  ~Session() {
+    kiln_collective_group_release(group);
+    for (kiln_device_t* device : devices) kiln_device_release(device);
+    kiln_instance_release(instance);
+  }
+};
+
+kiln_status_t CreateInstance(const Options& options, Session* session) {
+  std::vector<const char*> plugin_paths;
+  for (const std::string& path : options.plugins) {
+    plugin_paths.push_back(path.c_str());
+  }
+  kiln_instance_options_t instance_options = {};
+  instance_options.plugin_paths = plugin_paths.data();
+  instance_options.plugin_path_count = plugin_paths.size();
+  return kiln_instance_create(&instance_options, &session->instance);
+}
+
+// Decides the devices of an SPMD function's ranks in this process and the
+// first rank. Returns an error message, empty on success.
+std::string PlanRanks(const Options& options, const std::string& name,
+                      int world, std::vector<std::string>* uris,
+                      int* first_rank) {
+  const std::string what = "function '" + name + "' is an SPMD program for " +
+                           std::to_string(world) + " ranks";
+  std::vector<std::string> devices = options.devices;
+  if (devices.empty()) devices.push_back("local");
+  if (options.world_size > 1) {
+    if (options.world_size != world) {
+      return what + ", but --world-size (or the launcher) says " +
+             std::to_string(options.world_size);
+    }
+    if (options.rank >= world) {
+      return "--rank " + std::to_string(options.rank) +
+             " is not a rank of the " + std::to_string(world) + "-rank run";
+    }
+    if (devices.size() != 1) {
+      return "a multi-process run has one rank per process: give one "
+             "--device (got " + std::to_string(devices.size()) + ")";
+    }
+    if (IsLocalUri(devices[0])) {
+      return what + " across processes, but the local driver's collectives "
+             "only connect devices of one process; run all ranks in one "
+             "process (--device=local, no --rank/--world-size) or use a "
+             "driver with multi-process collectives (--device=hip://N)";
+    }
+    if (options.rendezvous.empty()) {
+      return "a multi-process run needs --rendezvous=file:DIR or "
+             "tcp://HOST:PORT (or MASTER_ADDR/MASTER_PORT)";
+    }
+    *uris = devices;
+    *first_rank = options.rank;
+    return "";
+  }
+  *first_rank = 0;
+  uris->clear();
+  if (devices.size() == 1 && IsLocalUri(devices[0])) {
+    if (devices[0] != "local") {
+      const std::string count = devices[0].substr(8);
+      if (count != std::to_string(world)) {
+        return what + ", but --device=" + devices[0] + " asks for " + count +
+               " ranks (use --device=local or --device=local://" +
+               std::to_string(world) + ")";
+      }
+    }
+    for (int r = 0; r < world; ++r) {
+      uris->push_back("local://" + std::to_string(r));
+    }
+    return "";
+  }
+  if (int(devices.size()) != world) {
+    return what + ": give --device once per rank (got " +
+           std::to_string(devices.size()) + ") or --device=local";
+  }
+  *uris = devices;
+  return "";
+}
+
+// Runs an SPMD function on the ranks of this process. Returns the exit code.
+int RunSpmd(const Options& options, const std::vector<std::string>& uris,
+            int first_rank, int world) {
+  // The local driver reads its device count when the instance loads it.
+  bool local = false;
+  for (const std::string& uri : uris) local = local || IsLocalUri(uri);
+  if (local && world > 4 && !std::getenv("KILN_LOCAL_DEVICE_COUNT")) {
+    setenv("KILN_LOCAL_DEVICE_COUNT", std::to_string(world).c_str(), 1);
+  }
+  Session session;
+  kiln_status_t status = CreateInstance(options, &session);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  for (const std::string& uri : uris) {
+    kiln_device_t* device = nullptr;
+    status = kiln_device_create(session.instance, uri.c_str(), &device);
+    if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    session.devices.push_back(device);
+  }
+  kiln_collective_group_params_t params = {};
+  params.world_size = world;
+  params.first_rank = first_rank;
+  params.rendezvous = options.rendezvous.c_str();
+  params.rendezvous_timeout_ns =
+      int64_t(options.rendezvous_timeout_s * 1e9);
+  status = kiln_collective_group_create(session.devices.data(),
+                                        session.devices.size(), &params,
+                                        &session.group);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+
+  // One thread per rank; the main thread watches for failures. Results
+  // live on the heap: if a rank stays blocked the process exits without
+  // joining it.
+  const int ranks = int(uris.size());
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable changed;
+    int finished = 0;
+    int first_failure = -1;
+    std::vector<bool> done;
+    std::vector<RankResult> results;
+    StartGate gate;
+    explicit Shared(int ranks) : done(size_t(ranks)), results(size_t(ranks)),
+                                 gate(ranks) {}
+  };
+  auto* shared = new Shared(ranks);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ranks; ++i) {
+    threads.emplace_back([&options, &session, shared, i, first_rank] {
+      RankResult& result = shared->results[size_t(i)];
+      {
+        Loaded loaded;
+        std::string error = LoadFunction(options, session.devices[size_t(i)],
+                                         &loaded);
+        if (!error.empty()) {
+          result.failed = true;
+          result.error = error;
+          shared->gate.Arrive(false);
+        } else {
+          CallFunction(options, session.devices[size_t(i)], loaded.function,
+                       first_rank + i, &shared->gate, &result);
+        }
+      }
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      shared->done[size_t(i)] = true;
+      ++shared->finished;
+      if (result.failed && shared->first_failure < 0) {
+        shared->first_failure = i;
+      }
+      shared->changed.notify_all();
+    });
+  }
+
+  std::unique_lock<std::mutex> lock(shared->mutex);
+  bool all_finished = shared->changed.wait_for(
+      lock, std::chrono::hours(24 * 365), [&] {
+        return shared->finished == ranks || shared->first_failure >= 0;
+      });
+  (void)all_finished;
+  if (shared->finished < ranks) {
+    shared->changed.wait_for(
+        lock, std::chrono::seconds(kRankFailureGraceSeconds),
+        [&] { return shared->finished == ranks; });
+  }
+  if (shared->finished < ranks) {
+    // Some rank waits for the failed one in a collective and would wait
+    // forever: report what is known and end the process without joining.
+    for (int i = 0; i < ranks; ++i) {
+      if (shared->done[size_t(i)]) Report(shared->results[size_t(i)],
+                                          first_rank + i);
+    }
+    for (int i = 0; i < ranks; ++i) {
+      if (!shared->done[size_t(i)]) {
+        std::fprintf(stderr, "error: rank %d: still running %d s after rank "
+                     "%d failed (blocked in a collective waiting for it?); "
+                     "giving up\n", first_rank + i, kRankFailureGraceSeconds,
+                     first_rank + shared->first_failure);
+      }
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    _exit(1);
+  }
+  lock.unlock();
+  for (std::thread& thread : threads) thread.join();
+  bool failed = false;
+  for (int i = 0; i < ranks; ++i) {
+    Report(shared->results[size_t(i)], first_rank + i);
+    failed = failed || shared->results[size_t(i)].failed;
+  }
+  delete shared;
+  return failed ? 1 : 0;
+}
+
+int Main(int argc, char** argv) {
+  Options options;
+  int parsed = ParseOptions(argc, argv, &options);
+  if (parsed >= 0) return parsed;
+  parsed = ApplyLauncherEnvironment(&options);
+  if (parsed >= 0) return parsed;
+
+  // First load the module on the first device (local://0 for local URIs,
+  // whose meaning depends on the function) to learn whether the function is
+  // an SPMD program and for how many ranks.
+  Session session;
+  kiln_status_t status = CreateInstance(options, &session);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  if (options.list_devices) {
+    std::string uris(kiln_instance_list_devices(session.instance, nullptr, 0),
+                     '\0');
+    kiln_instance_list_devices(session.instance, uris.data(), uris.size() + 1);
+    std::printf("%s", uris.c_str());
+    return 0;
+  }
+  const std::string first_uri =
+      options.devices.empty() ? "local" : options.devices[0];
+  const std::string probe_uri = IsLocalUri(first_uri) ? "local://0" : first_uri;
+  kiln_device_t* probe = nullptr;
+  status = kiln_device_create(session.instance, probe_uri.c_str(), &probe);
+  if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+  session.devices.push_back(probe);
+  Loaded loaded;
+  std::string error = LoadFunction(options, probe, &loaded);
+  if (!error.empty()) return Fail("%s", error);
+  if (options.list_functions) {
+    std::printf("%s", FunctionList(loaded.module).c_str());
+    return 0;
+  }
+  const std::string name = kiln_function_name(loaded.function);
+  const int world = kiln_function_world_size(loaded.function);
+
+  if (world > 1) {
+    std::vector<std::string> uris;
+    int first_rank = 0;
+    error = PlanRanks(options, name, world, &uris, &first_rank);
+    if (!error.empty()) return Fail("%s", error);
+    return RunSpmd(options, uris, first_rank, world);
+  }
+
+  // An ordinary function: one device, one call.
+  if (options.devices.size() > 1) {
+    return Fail("function '%s' is not an SPMD program; give one --device",
+                name);
+  }
+  kiln_device_t* device = probe;
+  Loaded on_device;
+  if (first_uri != probe_uri) {
+    status = kiln_device_create(session.instance, first_uri.c_str(), &device);
+    if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    session.devices.push_back(device);
+    error = LoadFunction(options, device, &on_device);
+    if (!error.empty()) return Fail("%s", error);
+  }
+  RankResult result;
+  CallFunction(options, device,
+               on_device.function ? on_device.function : loaded.function, -1,
+               nullptr, &result);
+  Report(result, -1);
+  return result.failed ? 1 : 0;
 }
 
 }  // namespace

@@ -141,6 +141,69 @@ void kiln_device_release(kiln_device_t* device);
 const char* kiln_device_uri(const kiln_device_t* device);
 
 //===----------------------------------------------------------------------===//
+// Collective groups (SPMD programs)
+//===----------------------------------------------------------------------===//
+// A function compiled for a device grid (its module has channels) runs as one
+// program per rank: the same call on every rank of the group at once, each
+// with its own inputs, exchanging data through collectives. A collective
+// group makes |world_size| ranks out of devices, possibly of several
+// processes: this process owns ranks first_rank .. first_rank +
+// device_count - 1, one per device, in order. The ranks form the function's
+// grid in row-major order.
+//
+// Every rank must take part in the same group operations at the same time:
+// create the group, load each module, and call each SPMD function on all
+// ranks concurrently (one thread per device of this process; collectives
+// block until all ranks arrive). A module is loaded on a group device like
+// any other (kiln_module_load_*); the load derives each of its channels from
+// the group's world channel (kiln_hal_channel_split, collective over all
+// ranks), so load modules on every rank in the same order. A rank that fails
+// before a collective leaves its peers waiting in that collective: report the
+// error and release the devices (the local driver then aborts the waiting
+// collectives), or end the process.
+
+typedef struct kiln_collective_group_t kiln_collective_group_t;
+
+typedef struct kiln_collective_group_params_t {
+  // Ranks in the whole group (all processes); at most 65536.
+  int32_t world_size;
+  // The rank of devices[0]; this process owns the next device_count ranks.
+  int32_t first_rank;
+  // How the processes find each other when this process does not own every
+  // rank: "file:DIR" (a directory all processes see; it must not hold files
+  // of an earlier run) or "tcp://HOST:PORT" (the process of rank 0 listens
+  // there, the others connect). NULL or "" when device_count == world_size.
+  const char* rendezvous;
+  // How long to wait for the other processes at the rendezvous, in
+  // nanoseconds; 0 means 5 minutes.
+  int64_t rendezvous_timeout_ns;
+} kiln_collective_group_params_t;
+
+// Creates the group and its world channel on each device (in one thread per
+// device: drivers may block until every rank joined). The process of rank 0
+// makes the channel id and publishes it; the others wait for it
+// (DEADLINE_EXCEEDED naming the rendezvous and what was awaited). A device
+// belongs to at most one group (FAILED_PRECONDITION otherwise); the group
+// retains its devices until it is released. INVALID_ARGUMENT for bad ranks,
+// or a missing rendezvous when device_count < world_size; FAILED_PRECONDITION
+// when the devices' driver cannot connect ranks of several processes (the
+// local driver).
+kiln_status_t kiln_collective_group_create(
+    kiln_device_t* const* devices, size_t device_count,
+    const kiln_collective_group_params_t* params,
+    kiln_collective_group_t** out_group);
+void kiln_collective_group_retain(kiln_collective_group_t* group);
+// Releasing the last reference removes the devices from the group: modules
+// loaded afterwards on them get no channels (loaded ones keep theirs).
+void kiln_collective_group_release(kiln_collective_group_t* group);
+int32_t kiln_collective_group_world_size(
+    const kiln_collective_group_t* group);
+// Rank of |device| in its collective group, or -1 if it is in none.
+int32_t kiln_device_collective_rank(const kiln_device_t* device);
+// World size of |device|'s collective group, or 0 if it is in none.
+int32_t kiln_device_collective_world_size(const kiln_device_t* device);
+
+//===----------------------------------------------------------------------===//
 // Module and functions
 //===----------------------------------------------------------------------===//
 // A module is a .vmfb loaded on one device: verified, its executables
@@ -154,7 +217,11 @@ typedef struct kiln_function_t kiln_function_t;
 // Loads the module file at |path| on |device|. NOT_FOUND for a missing file;
 // DATA_LOSS / INVALID_ARGUMENT for a corrupt, truncated or foreign file;
 // INCOMPATIBLE for another module version or when no executable variant can
-// run on the device (naming the variants).
+// run on the device (naming the variants). On a device of a collective group
+// the load also creates the channels of the module's SPMD functions (see
+// Collective groups): FAILED_PRECONDITION when a function's grid size is not
+// the group's world size. On a device of no group, SPMD functions load but
+// calling them is FAILED_PRECONDITION.
 kiln_status_t kiln_module_load_file(kiln_device_t* device,
                                                     const char* path,
                                                     kiln_module_t** out_module);
@@ -192,6 +259,9 @@ kiln_status_t kiln_function_input_type(
 kiln_status_t kiln_function_output_type(
     const kiln_function_t* function, size_t index,
     kiln_tensor_type_t* out_type);
+// Ranks |function| runs on: 1 for an ordinary function, the product of its
+// grid shape for an SPMD function (one that has channels); 0 for NULL.
+int32_t kiln_function_world_size(const kiln_function_t* function);
 // Writes "(2x3xf32, f32) -> (2x3xf32)" like snprintf.
 size_t kiln_function_format_signature(
     const kiln_function_t* function, char* buffer, size_t capacity);

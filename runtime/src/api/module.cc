@@ -13,9 +13,12 @@ using kiln::module::TensorLayout;
 kiln_status_t FinishLoad(kiln_device_t* device,
                          std::shared_ptr<const kiln::module::ModuleImage> image,
                          kiln_module_t** out_module) {
+  std::vector<kiln::module::FunctionChannels> channels;
+  KILN_RETURN_IF_ERROR(
+      kiln::api::ResolveModuleChannels(device, *image, &channels));
   std::unique_ptr<kiln::module::ModuleExecutor> executor;
   KILN_RETURN_IF_ERROR(kiln::module::ModuleExecutor::Create(
-      image, device->device.get(), &executor));
+      image, device->device.get(), channels, &executor));
   kiln_module_t* module = new kiln_module_t();
   kiln_device_retain(device);
   module->device = device;
@@ -216,6 +219,17 @@ size_t kiln_function_input_count(const kiln_function_t* function) {
 
 size_t kiln_function_output_count(const kiln_function_t* function) {
   return function ? Layout(function)->outputs.size() : 0;
+}
+
+int32_t kiln_function_world_size(const kiln_function_t* function) {
+  if (!function) return 0;
+  const auto* channels = Layout(function)->function->channels();
+  if (!channels || channels->size() == 0) return 1;
+  // The verifier checked that the grid is positive, at most 65536 ranks and
+  // shared by the function's channels.
+  int64_t size = 1;
+  for (int64_t extent : *channels->Get(0)->grid_shape()) size *= extent;
+  return int32_t(size);
 }
 
 static kiln_status_t GetType(const kiln_function_t* function, size_t index,

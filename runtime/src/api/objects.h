@@ -10,8 +10,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/hal/hal.h"
@@ -25,11 +28,44 @@ struct kiln_instance_t {
   kiln::module::HalDriverRegistryPtr registry;
 };
 
+namespace kiln {
+namespace api {
+
+// A device's place in a collective group. The channels split from the world
+// channel for module channels are cached per (grid shape, axes), so modules
+// loaded later reuse them; every rank loads modules in the same order, so
+// every rank splits the same channels in the same order.
+struct CollectiveMembership {
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  kiln::module::HalChannelPtr world_channel;
+  std::mutex mutex;  // guards sub_channels
+  std::map<std::pair<std::vector<int64_t>, std::vector<int16_t>>,
+           kiln::module::HalChannelPtr>
+      sub_channels;
+};
+
+}  // namespace api
+}  // namespace kiln
+
 struct kiln_device_t {
   std::atomic<int32_t> ref_count{1};
   kiln_instance_t* instance = nullptr;  // retained
   kiln::module::HalDevicePtr device;
   std::string uri;
+  // Collective group membership: |in_group| is claimed when a group starts
+  // forming; |membership| is set once its world channel exists. Both are
+  // cleared when the group is released. Guarded by |mutex|.
+  mutable std::mutex mutex;
+  bool in_group = false;
+  std::shared_ptr<kiln::api::CollectiveMembership> membership;
+};
+
+struct kiln_collective_group_t {
+  std::atomic<int32_t> ref_count{1};
+  int32_t world_size = 0;
+  int32_t first_rank = 0;
+  std::vector<kiln_device_t*> devices;  // retained
 };
 
 // Owned by its module (not reference counted); |module| is a back pointer.
@@ -75,6 +111,14 @@ kiln_buffer_view_t* WrapBuffer(kiln_device_t* device, kiln_hal_buffer_t* buffer,
                                kiln_element_type_t element_type,
                                const int64_t* shape, size_t rank,
                                uint64_t element_count, uint64_t byte_length);
+
+// The channels of each function of |image| loaded on |device| (empty when the
+// device is in no group; see kiln::module::FunctionChannels). Splits the
+// group's world channel where a module channel needs a sub-group: a
+// collective operation, run by every rank's load at once.
+kiln_status_t ResolveModuleChannels(
+    kiln_device_t* device, const kiln::module::ModuleImage& image,
+    std::vector<kiln::module::FunctionChannels>* out_channels);
 
 // "2x3xf32" for a type given as element type + shape.
 std::string FormatTensorType(kiln_element_type_t element_type,

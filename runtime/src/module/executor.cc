@@ -17,11 +17,18 @@ ModuleExecutor::~ModuleExecutor() = default;
 
 kiln_status_t ModuleExecutor::Create(std::shared_ptr<const ModuleImage> image,
                                      kiln_hal_device_t* device,
+                                     const std::vector<FunctionChannels>& channels,
                                      std::unique_ptr<ModuleExecutor>* out) {
   out->reset();
   if (!image || !device) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "module executor needs an image and a device");
+  }
+  if (!channels.empty() && channels.size() != image->functions().size()) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module executor got channels for %zu functions; "
+                            "the module has %zu", channels.size(),
+                            image->functions().size());
   }
   std::unique_ptr<ModuleExecutor> executor(new ModuleExecutor());
   executor->image_ = std::move(image);
@@ -29,9 +36,12 @@ kiln_status_t ModuleExecutor::Create(std::shared_ptr<const ModuleImage> image,
   executor->device_.reset(device);
   KILN_RETURN_IF_ERROR(executor->PrepareExecutables());
   KILN_RETURN_IF_ERROR(executor->UploadRodata());
-  for (const FunctionLayout& layout : executor->image_->functions()) {
+  const auto& layouts = executor->image_->functions();
+  for (size_t f = 0; f < layouts.size(); ++f) {
+    const FunctionLayout& layout = layouts[f];
     RecordedFunction recorded;
-    kiln_status_t status = executor->RecordFunction(layout, &recorded);
+    kiln_status_t status = executor->RecordFunction(
+        layout, channels.empty() ? nullptr : &channels[f], &recorded);
     if (!kiln_status_is_ok(status)) {
       return kiln_status_annotate(status, "while recording function '%s' of "
                                   "module '%s'", layout.name.c_str(),
@@ -94,6 +104,7 @@ kiln_status_t ModuleExecutor::PrepareExecutables() {
       }
       kiln_hal_executable_params_t params = {};
       params.format = variant->format()->c_str();
+      params.target = variant->target() ? variant->target()->c_str() : nullptr;
       params.data = variant->binary() ? variant->binary()->data() : nullptr;
       params.data_length = variant->binary() ? variant->binary()->size() : 0;
       params.export_count = static_cast<uint32_t>(exports.size());
@@ -174,21 +185,58 @@ kiln_hal_buffer_ref_t ModuleExecutor::MakeRef(const FunctionLayout& layout,
   return result;
 }
 
+namespace {
+
+kiln_hal_collective_kind_t ToHalCollectiveKind(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllReduce: return KILN_HAL_COLLECTIVE_ALL_REDUCE;
+    case CollectiveOp::AllGather: return KILN_HAL_COLLECTIVE_ALL_GATHER;
+    case CollectiveOp::ReduceScatter: return KILN_HAL_COLLECTIVE_REDUCE_SCATTER;
+    case CollectiveOp::AllToAll: return KILN_HAL_COLLECTIVE_ALL_TO_ALL;
+    case CollectiveOp::Broadcast: return KILN_HAL_COLLECTIVE_BROADCAST;
+  }
+  return KILN_HAL_COLLECTIVE_ALL_REDUCE;  // unreachable: verified
+}
+
+kiln_hal_reduction_t ToHalReduction(ReductionOp reduction) {
+  switch (reduction) {
+    case ReductionOp::None: return KILN_HAL_REDUCTION_NONE;
+    case ReductionOp::Sum: return KILN_HAL_REDUCTION_SUM;
+    case ReductionOp::Prod: return KILN_HAL_REDUCTION_PROD;
+    case ReductionOp::Min: return KILN_HAL_REDUCTION_MIN;
+    case ReductionOp::Max: return KILN_HAL_REDUCTION_MAX;
+    case ReductionOp::Avg: return KILN_HAL_REDUCTION_AVG;
+  }
+  return KILN_HAL_REDUCTION_NONE;  // unreachable: verified
+}
+
+bool HasCollectives(const Function& function) {
+  if (const auto* commands = function.commands()) {
+    for (const CommandEntry* entry : *commands) {
+      if (entry->command_type() == Command::CollectiveCommand) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
+                                             const FunctionChannels* channels,
                                              RecordedFunction* out) {
   const Function& function = *layout.function;
   out->slot_count =
       static_cast<uint32_t>(layout.inputs.size() + layout.outputs.size() + 1);
-  if (const auto* commands = function.commands()) {
-    for (const CommandEntry* entry : *commands) {
-      if (entry->command_type() == Command::CollectiveCommand) {
-        out->unsupported_reason =
-            "function '" + layout.name +
-            "' uses collective commands, which need a multi-device channel; "
-            "calling it on a single device is not supported yet";
-        return kiln_ok_status();
-      }
-    }
+  const uint32_t channel_count =
+      function.channels() ? function.channels()->size() : 0;
+  if (HasCollectives(function) &&
+      (!channels || channels->channels.size() != channel_count)) {
+    out->unsupported_reason =
+        channels && !channels->unavailable_reason.empty()
+            ? channels->unavailable_reason
+            : "function '" + layout.name + "' runs collectives and needs its "
+              "device in a collective group (kiln_collective_group_create)";
+    return kiln_ok_status();
   }
 
   kiln_hal_command_buffer_t* command_buffer = nullptr;
@@ -246,9 +294,25 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
         case Command::BarrierCommand:
           status = kiln_hal_command_buffer_execution_barrier(command_buffer);
           break;
+        case Command::CollectiveCommand: {
+          const CollectiveCommand* collective =
+              entry->command_as_CollectiveCommand();
+          kiln_hal_collective_op_t op = {};
+          op.kind = ToHalCollectiveKind(collective->op());
+          op.reduction = ToHalReduction(collective->reduction());
+          // Module and HAL element types share their values.
+          op.element_type =
+              static_cast<kiln_hal_element_type_t>(collective->element_type());
+          op.element_count = collective->element_count();
+          op.root = collective->root();
+          status = kiln_hal_command_buffer_collective(
+              command_buffer, channels->channels[collective->channel()], &op,
+              MakeRef(layout, *collective->send(), &out->uses_transient),
+              MakeRef(layout, *collective->recv(), &out->uses_transient));
+          break;
+        }
         default:
-          // The verifier admits no other command types and collectives were
-          // handled above.
+          // The verifier admits no other command types.
           status = kiln_make_status(KILN_STATUS_INTERNAL,
                                     "unexpected command type %u",
                                     static_cast<unsigned>(entry->command_type()));
@@ -276,7 +340,7 @@ kiln_status_t ModuleExecutor::Submit(size_t function_index,
   const FunctionLayout& layout = image_->functions()[function_index];
   const RecordedFunction& recorded = functions_[function_index];
   if (!recorded.command_buffer) {
-    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED, "%s",
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION, "%s",
                             recorded.unsupported_reason.c_str());
   }
   const size_t input_count = layout.inputs.size();

@@ -14,9 +14,11 @@
 // A call (Submit) then only allocates the outputs and the transient arena,
 // fills a binding table and issues one queue_execute.
 //
-// Functions with collective commands need channels, which a single-device
-// executor does not have: they are recorded as unsupported and Submit
-// returns UNIMPLEMENTED for them (the rest of the module works).
+// Functions with collective commands record each collective on the HAL
+// channel given for its Function.channels entry (see FunctionChannels). A
+// function given no channels is recorded as unsupported: Submit returns
+// FAILED_PRECONDITION with the reason the caller gave (the rest of the
+// module works).
 //
 // Ownership: holds a reference to the device, the image, the executables,
 // rodata buffers and command buffers. Thread-safety: immutable after
@@ -36,10 +38,22 @@
 namespace kiln {
 namespace module {
 
+// The HAL channels of one function: channels[c] serves Function.channels[c]
+// (borrowed for Create; the recorded command buffer retains them). Empty for
+// a function without channels, or with |unavailable_reason| saying why the
+// device has none.
+struct FunctionChannels {
+  std::vector<kiln_hal_channel_t*> channels;
+  std::string unavailable_reason;
+};
+
 class ModuleExecutor {
  public:
+  // |channels| has one entry per function of the image, or is empty when the
+  // device takes part in no collective group.
   static kiln_status_t Create(std::shared_ptr<const ModuleImage> image,
                               kiln_hal_device_t* device,
+                              const std::vector<FunctionChannels>& channels,
                               std::unique_ptr<ModuleExecutor>* out);
   ~ModuleExecutor();
 
@@ -80,6 +94,7 @@ class ModuleExecutor {
   kiln_status_t PrepareExecutables();
   kiln_status_t UploadRodata();
   kiln_status_t RecordFunction(const FunctionLayout& layout,
+                               const FunctionChannels* channels,
                                RecordedFunction* out);
   // Translates a module BufferRef into a HAL ref (slot or rodata buffer).
   kiln_hal_buffer_ref_t MakeRef(const FunctionLayout& layout,

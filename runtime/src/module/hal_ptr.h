@@ -26,6 +26,8 @@ KILN_DEFINE_HAL_PTR(HalExecutableCachePtr, kiln_hal_executable_cache_t,
                     kiln_hal_executable_cache_release);
 KILN_DEFINE_HAL_PTR(HalExecutablePtr, kiln_hal_executable_t,
                     kiln_hal_executable_release);
+KILN_DEFINE_HAL_PTR(HalChannelPtr, kiln_hal_channel_t,
+                    kiln_hal_channel_release);
 KILN_DEFINE_HAL_PTR(HalDriverRegistryPtr, kiln_hal_driver_registry_t,
                     kiln_hal_driver_registry_release);
 

@@ -21,8 +21,17 @@ using namespace kiln::schema;  // NOLINT: schema names are the vocabulary here
 constexpr size_t kMaxRank = 16;
 constexpr uint32_t kMaxAlignment = 1u << 16;
 constexpr uint64_t kMaxWorkgroupCount = uint64_t{1} << 31;
+// Most ranks a function's grid may have.
+constexpr int64_t kMaxWorldSize = int64_t{1} << 16;
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// The FlatBuffers verifier checks the alignment of a vector's length but not
+// of its 8-byte elements; a corrupt offset can misalign them.
+bool IsAligned(const flatbuffers::Vector<int64_t>* vector) {
+  return !vector ||
+         reinterpret_cast<uintptr_t>(vector->data()) % alignof(int64_t) == 0;
+}
 
 const char* CommandKindName(Command type) {
   switch (type) {
@@ -169,6 +178,10 @@ class ModuleChecker {
                      static_cast<unsigned>(type->element_type()));
       }
       const auto* shape = type->shape();
+      if (!IsAligned(shape)) {
+        return Error("function '%s' %s %u has a misaligned shape",
+                     function.name()->c_str(), what, i);
+      }
       size_t rank = shape ? shape->size() : 0;
       if (rank > kMaxRank) {
         return Error("function '%s' %s %u has rank %zu (at most %zu)",
@@ -254,19 +267,14 @@ class ModuleChecker {
       return Error("function '%s' transient alignment %u is not a power of "
                    "two up to %u", name, alignment, kMaxAlignment);
     }
-    uint32_t channel_count = 0;
+    channel_sizes_.clear();
+    channel_world_ = 0;
     if (const auto* channels = function.channels()) {
-      channel_count = channels->size();
-      for (uint32_t c = 0; c < channel_count; ++c) {
-        const Channel* channel = channels->Get(c);
-        if (const auto* axes = channel->axes()) {
-          for (uint32_t a = 0; a < axes->size(); ++a) {
-            if (axes->Get(a) < 0) {
-              return Error("function '%s' channel %u has negative axis %d",
-                           name, c, axes->Get(a));
-            }
-          }
-        }
+      for (uint32_t c = 0; c < channels->size(); ++c) {
+        int64_t size = 0;
+        KILN_RETURN_IF_ERROR(CheckChannel(function, c, *channels->Get(c),
+                                          &size));
+        channel_sizes_.push_back(size);
       }
     }
     const auto* commands = function.commands();
@@ -319,35 +327,157 @@ class ModuleChecker {
         }
         case Command::BarrierCommand:
           break;
-        case Command::CollectiveCommand: {
-          const CollectiveCommand* collective =
-              entry->command_as_CollectiveCommand();
-          if (collective->op() > CollectiveOp::MAX ||
-              collective->reduction() > ReductionOp::MAX) {
-            return Error("%s: unknown collective op %u or reduction %u",
-                         where.c_str(),
-                         static_cast<unsigned>(collective->op()),
-                         static_cast<unsigned>(collective->reduction()));
-          }
-          if (!IsValidElementType(collective->element_type())) {
-            return Error("%s: invalid element type %u", where.c_str(),
-                         static_cast<unsigned>(collective->element_type()));
-          }
-          if (collective->channel() >= channel_count) {
-            return Error("%s: channel %u out of range (the function has %u "
-                         "channels)", where.c_str(), collective->channel(),
-                         channel_count);
-          }
-          KILN_RETURN_IF_ERROR(
-              CheckBufferRef(collective->send(), where, "send buffer"));
-          KILN_RETURN_IF_ERROR(
-              CheckBufferRef(collective->recv(), where, "recv buffer"));
+        case Command::CollectiveCommand:
+          KILN_RETURN_IF_ERROR(CheckCollective(
+              *entry->command_as_CollectiveCommand(), where));
           break;
-        }
         default:
           return Error("%s: unknown command type %u", where.c_str(),
                        static_cast<unsigned>(entry->command_type()));
       }
+    }
+    return kiln_ok_status();
+  }
+
+  // A channel's grid: 1..kMaxRank positive extents whose product (the world
+  // size the function runs on) is at most kMaxWorldSize, and distinct axes
+  // of the grid. The channel's group size goes to |out_size|.
+  kiln_status_t CheckChannel(const Function& function, uint32_t index,
+                             const Channel& channel, int64_t* out_size) {
+    const char* name = function.name()->c_str();
+    const auto* shape = channel.grid_shape();
+    if (!IsAligned(shape)) {
+      return Error("function '%s' channel %u has a misaligned grid shape",
+                   name, index);
+    }
+    const uint32_t rank = shape ? shape->size() : 0;
+    if (rank == 0 || rank > kMaxRank) {
+      return Error("function '%s' channel %u has a grid of rank %u (expected "
+                   "1 to %zu axes)", name, index, rank, kMaxRank);
+    }
+    int64_t world = 1;
+    for (uint32_t d = 0; d < rank; ++d) {
+      int64_t extent = shape->Get(d);
+      if (extent <= 0 || extent > kMaxWorldSize ||
+          world * extent > kMaxWorldSize) {
+        return Error("function '%s' channel %u: grid axis %u has extent "
+                     "%" PRId64 " (extents must be positive and the grid at "
+                     "most %" PRId64 " ranks)", name, index, d, extent,
+                     kMaxWorldSize);
+      }
+      world *= extent;
+    }
+    if (channel_world_ == 0) channel_world_ = world;
+    if (world != channel_world_) {
+      return Error("function '%s' channel %u has a grid of %" PRId64 " ranks "
+                   "but channel 0 has %" PRId64 " (the channels of a function "
+                   "share its grid)", name, index, world, channel_world_);
+    }
+    int64_t size = 1;
+    std::set<int16_t> seen;
+    if (const auto* axes = channel.axes()) {
+      for (uint32_t a = 0; a < axes->size(); ++a) {
+        int16_t axis = axes->Get(a);
+        if (axis < 0 || uint32_t(axis) >= rank) {
+          return Error("function '%s' channel %u has axis %d (the grid has "
+                       "axes 0..%u)", name, index, axis, rank - 1);
+        }
+        if (!seen.insert(axis).second) {
+          return Error("function '%s' channel %u lists axis %d twice", name,
+                       index, axis);
+        }
+        size *= shape->Get(axis);
+      }
+    }
+    *out_size = size;
+    return kiln_ok_status();
+  }
+
+  // Checks a collective's op, types, channel and that its send and recv
+  // ranges hold exactly what the op reads and writes for the channel's group
+  // size N (all_gather: N x count out; reduce_scatter: count / N out;
+  // reduce_scatter and all_to_all: count divisible by N).
+  kiln_status_t CheckCollective(const CollectiveCommand& collective,
+                                const std::string& where) {
+    const char* at = where.c_str();
+    if (collective.op() > CollectiveOp::MAX ||
+        collective.reduction() > ReductionOp::MAX) {
+      return Error("%s: unknown collective op %u or reduction %u", at,
+                   static_cast<unsigned>(collective.op()),
+                   static_cast<unsigned>(collective.reduction()));
+    }
+    const char* op = EnumNameCollectiveOp(collective.op());
+    const bool reduces = collective.op() == CollectiveOp::AllReduce ||
+                         collective.op() == CollectiveOp::ReduceScatter;
+    if (reduces != (collective.reduction() != ReductionOp::None)) {
+      return Error("%s: %s with reduction %s (%s)", at, op,
+                   EnumNameReductionOp(collective.reduction()),
+                   reduces ? "it needs one" : "only reductions take one");
+    }
+    if (!IsValidElementType(collective.element_type())) {
+      return Error("%s: invalid element type %u", at,
+                   static_cast<unsigned>(collective.element_type()));
+    }
+    if (collective.channel() >= channel_sizes_.size()) {
+      return Error("%s: channel %u out of range (the function has %zu "
+                   "channels)", at, collective.channel(),
+                   channel_sizes_.size());
+    }
+    KILN_RETURN_IF_ERROR(CheckBufferRef(collective.send(), where,
+                                        "send buffer"));
+    KILN_RETURN_IF_ERROR(CheckBufferRef(collective.recv(), where,
+                                        "recv buffer"));
+    if (collective.recv()->space() == BufferSpace::Input ||
+        collective.recv()->space() == BufferSpace::Rodata) {
+      return Error("%s: recv buffer is read-only (%s)", at,
+                   EnumNameBufferSpace(collective.recv()->space()));
+    }
+    const uint64_t n = uint64_t(channel_sizes_[collective.channel()]);
+    const uint64_t count = collective.element_count();
+    const uint64_t element_size = ElementTypeByteSize(collective.element_type());
+    uint64_t send_bytes = 0, recv_count = count, recv_bytes = 0;
+    if (__builtin_mul_overflow(count, element_size, &send_bytes)) {
+      return Error("%s: element count %" PRIu64 " overflows", at, count);
+    }
+    switch (collective.op()) {
+      case CollectiveOp::AllGather:
+        if (__builtin_mul_overflow(count, n, &recv_count)) {
+          return Error("%s: element count %" PRIu64 " overflows", at, count);
+        }
+        break;
+      case CollectiveOp::ReduceScatter:
+      case CollectiveOp::AllToAll:
+        if (count % n != 0) {
+          return Error("%s: %s of %" PRIu64 " elements does not split evenly "
+                       "over the %" PRIu64 " ranks of channel %u", at, op,
+                       count, n, collective.channel());
+        }
+        if (collective.op() == CollectiveOp::ReduceScatter) {
+          recv_count = count / n;
+        }
+        break;
+      case CollectiveOp::Broadcast:
+        if (collective.root() < 0 || uint64_t(collective.root()) >= n) {
+          return Error("%s: broadcast root %d is not a rank of channel %u "
+                       "(%" PRIu64 " ranks)", at, collective.root(),
+                       collective.channel(), n);
+        }
+        break;
+      default:
+        break;
+    }
+    if (__builtin_mul_overflow(recv_count, element_size, &recv_bytes)) {
+      return Error("%s: element count %" PRIu64 " overflows", at, count);
+    }
+    if (collective.send()->length() != send_bytes ||
+        collective.recv()->length() != recv_bytes) {
+      return Error("%s: %s of %" PRIu64 " %s over %" PRIu64 " ranks sends "
+                   "%" PRIu64 " and receives %" PRIu64 " bytes, but the send "
+                   "range has %" PRIu64 " and the recv range %" PRIu64
+                   " bytes", at, op, count,
+                   EnumNameElementType(collective.element_type()), n,
+                   send_bytes, recv_bytes, collective.send()->length(),
+                   collective.recv()->length());
     }
     return kiln_ok_status();
   }
@@ -397,6 +527,8 @@ class ModuleChecker {
   std::vector<uint64_t> input_sizes_;
   std::vector<uint64_t> output_sizes_;
   uint64_t transient_size_ = 0;
+  std::vector<int64_t> channel_sizes_;  // group size of each channel
+  int64_t channel_world_ = 0;           // grid size of the function's channels
 };
 
 }  // namespace

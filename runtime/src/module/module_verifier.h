@@ -4,8 +4,10 @@
 // After VerifyModule succeeds on a buffer, every offset, index and size in it
 // may be used without further checks: all tables are within the buffer, all
 // executable/export/rodata/input/output/channel indices are in range, every
-// BufferRef lies within its space, tensor sizes do not overflow and every
-// element type is valid. Thread-safe (pure function).
+// BufferRef lies within its space, tensor sizes do not overflow, every
+// element type is valid, every channel's grid is positive, bounded and shared
+// by the function's channels with distinct in-range axes, and every
+// collective's send/recv ranges have exactly the bytes its op moves. Thread-safe (pure function).
 #ifndef KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
 #define KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
 

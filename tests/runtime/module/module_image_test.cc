@@ -278,3 +278,177 @@ TEST(ModuleImageTest, StructuralProblemsAreRejected) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Loads the SPMD test module for a 2x2 grid after |modify|.
+LoadResult LoadSpmdModified(void (*modify)(ModuleT*)) {
+  auto module = testing::BuildSpmdModule({2, 2});
+  modify(module.get());
+  return Load(testing::Serialize(*module));
+}
+
+// Function |name| of an SPMD test module.
+FunctionT* Find(ModuleT* m, const char* name) {
+  for (auto& function : m->functions) {
+    if (function->name == name) return function.get();
+  }
+  return nullptr;
+}
+
+CollectiveCommandT* FirstCollective(FunctionT* function) {
+  for (auto& entry : function->commands) {
+    if (auto* collective = entry->command.AsCollectiveCommand()) return collective;
+  }
+  return nullptr;
+}
+
+void ExpectRejected(const LoadResult& result, const char* fragment) {
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << result.message;
+  EXPECT_NE(result.message.find(fragment), std::string::npos)
+      << "expected '" << fragment << "' in: " << result.message;
+}
+
+TEST(ModuleVerifierSpmdTest, SpmdModuleLoads) {
+  std::shared_ptr<const ModuleImage> image;
+  LoadResult result = Load(
+      testing::Serialize(*testing::BuildSpmdModule({2, 2})), &image);
+  ASSERT_EQ(result.code, KILN_STATUS_OK) << result.message;
+  int index = image->FindFunction("column_gather");
+  ASSERT_GE(index, 0);
+  EXPECT_EQ(image->functions()[index].function->channels()->size(), 1u);
+}
+
+TEST(ModuleVerifierSpmdTest, ChannelGridsAreChecked) {
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "all_reduce")->channels[0]->grid_shape.clear();
+                 }),
+                 "function 'all_reduce' channel 0 has a grid of rank 0");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "all_reduce")->channels[0]->grid_shape = {2, 0};
+                 }),
+                 "grid axis 1 has extent 0");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "all_reduce")->channels[0]->grid_shape = {-2, -2};
+                 }),
+                 "grid axis 0 has extent -2");
+  // A product beyond 65536 ranks (and one that would overflow int64).
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "all_reduce")->channels[0]->grid_shape = {512, 512};
+                 }),
+                 "at most 65536 ranks");
+  ExpectRejected(
+      LoadSpmdModified([](ModuleT* m) {
+        Find(m, "all_reduce")->channels[0]->grid_shape = {
+            int64_t{1} << 40, int64_t{1} << 40};
+      }),
+      "at most 65536 ranks");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "row_sum")->channels[0]->axes = {2};
+                 }),
+                 "function 'row_sum' channel 0 has axis 2 (the grid has axes "
+                 "0..1)");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "row_sum")->channels[0]->axes = {-1};
+                 }),
+                 "has axis -1");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   Find(m, "all_reduce")->channels[0]->axes = {1, 1};
+                 }),
+                 "lists axis 1 twice");
+  // The channels of one function share its grid.
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   auto channel = std::make_unique<ChannelT>();
+                   channel->grid_shape = {8};
+                   channel->axes = {0};
+                   Find(m, "all_reduce")->channels.push_back(std::move(channel));
+                 }),
+                 "channel 1 has a grid of 8 ranks but channel 0 has 4");
+}
+
+TEST(ModuleVerifierSpmdTest, CollectiveRangesMatchTheirOp) {
+  // all_gather of 2 over 4 ranks receives 8 elements (32 bytes).
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   *FirstCollective(Find(m, "all_gather"))->recv =
+                       BufferRef(BufferSpace::Output, 0, 0, 16);
+                 }),
+                 "AllGather of 2 F32 over 4 ranks sends 8 and receives 32 "
+                 "bytes, but the send range has 8 and the recv range 16");
+  // The element count must match the send range.
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_reduce"))->element_count = 3;
+                 }),
+                 "sends 12 and receives 12 bytes");
+  // Over the row channel (2 ranks) row_sum's reduce_scatter variant.
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   auto* c = FirstCollective(Find(m, "reduce_scatter"));
+                   c->element_count = 6;
+                   *c->send = BufferRef(BufferSpace::Input, 0, 0, 24);
+                 }),
+                 "ReduceScatter of 6 elements does not split evenly over the "
+                 "4 ranks of channel 0");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "broadcast"))->root = 4;
+                 }),
+                 "broadcast root 4 is not a rank of channel 0 (4 ranks)");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_reduce"))->reduction =
+                       ReductionOp::None;
+                 }),
+                 "AllReduce with reduction None (it needs one)");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_gather"))->reduction =
+                       ReductionOp::Max;
+                 }),
+                 "only reductions take one");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_reduce"))->op =
+                       static_cast<CollectiveOp>(9);
+                 }),
+                 "unknown collective op 9");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_reduce"))->element_type =
+                       ElementType::Invalid;
+                 }),
+                 "invalid element type 0");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   auto* c = FirstCollective(Find(m, "all_reduce"));
+                   *c->recv = BufferRef(BufferSpace::Input, 0, 0, 16);
+                 }),
+                 "recv buffer is read-only (Input)");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_reduce"))->channel = 1;
+                 }),
+                 "channel 1 out of range (the function has 1 channels)");
+  // Overflowing byte counts.
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   FirstCollective(Find(m, "all_gather"))->element_count =
+                       ~uint64_t{0} / 2;
+                 }),
+                 "overflows");
+}
+
+TEST(ModuleVerifierSpmdTest, ByteFlipsOfSpmdModulesNeverCrash) {
+  std::vector<uint8_t> bytes =
+      testing::Serialize(*testing::BuildSpmdModule({2, 2}));
+  std::mt19937 random(4321);
+  int rejected = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> corrupt = bytes;
+    for (int f = 0; f < 1 + trial % 4; ++f) {
+      // The function tables (channels, collectives) come first.
+      size_t limit = std::min<size_t>(2048, corrupt.size());
+      corrupt[random() % limit] ^= static_cast<uint8_t>(1u << (random() % 8));
+    }
+    LoadResult result = Load(corrupt);
+    if (result.code != KILN_STATUS_OK) {
+      ++rejected;
+      EXPECT_FALSE(result.message.empty());
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -160,6 +160,109 @@ std::unique_ptr<ModuleT> BuildTestModule() {
   return module;
 }
 
+namespace {
+
+std::unique_ptr<CommandEntryT> Collective(CollectiveOp op, ReductionOp reduction,
+                                          uint64_t count, BufferRef send,
+                                          BufferRef recv, uint32_t channel,
+                                          int32_t root = 0) {
+  CollectiveCommandT collective;
+  collective.op = op;
+  collective.reduction = reduction;
+  collective.element_type = ElementType::F32;
+  collective.element_count = count;
+  collective.send = std::make_unique<BufferRef>(send);
+  collective.recv = std::make_unique<BufferRef>(recv);
+  collective.channel = channel;
+  collective.root = root;
+  auto entry = std::make_unique<CommandEntryT>();
+  entry->command.Set(std::move(collective));
+  return entry;
+}
+
+std::unique_ptr<ChannelT> GridChannel(const std::vector<int64_t>& grid,
+                                      std::vector<int16_t> axes) {
+  auto channel = std::make_unique<ChannelT>();
+  channel->grid = "grid";
+  channel->grid_shape = grid;
+  channel->axes = std::move(axes);
+  return channel;
+}
+
+// A function `name(count_in x f32) -> count_out x f32` running one
+// collective from input 0 to output 0 over a channel with |axes|.
+std::unique_ptr<FunctionT> CollectiveFunction(
+    const char* name, const std::vector<int64_t>& grid,
+    std::vector<int16_t> axes, CollectiveOp op, ReductionOp reduction,
+    int64_t count_in, int64_t count_out, int32_t root = 0) {
+  auto function = std::make_unique<FunctionT>();
+  function->name = name;
+  function->inputs.push_back(Tensor(ElementType::F32, {count_in}));
+  function->outputs.push_back(Tensor(ElementType::F32, {count_out}));
+  function->channels.push_back(GridChannel(grid, std::move(axes)));
+  function->commands.push_back(Collective(
+      op, reduction, uint64_t(count_in),
+      BufferRef(BufferSpace::Input, 0, 0, uint64_t(count_in) * 4),
+      BufferRef(BufferSpace::Output, 0, 0, uint64_t(count_out) * 4), 0, root));
+  return function;
+}
+
+}  // namespace
+
+std::unique_ptr<ModuleT> BuildSpmdModule(const std::vector<int64_t>& grid) {
+  std::unique_ptr<ModuleT> module = BuildTestModule();
+  module->name = "kiln_spmd";
+  // Keep "add" (no collectives) and replace the rest.
+  module->functions.resize(1);
+  int64_t n = 1;
+  for (int64_t extent : grid) n *= extent;
+  std::vector<int16_t> all;
+  for (size_t d = 0; d < grid.size(); ++d) all.push_back(int16_t(d));
+
+  module->functions.push_back(CollectiveFunction(
+      "all_reduce", grid, all, CollectiveOp::AllReduce, ReductionOp::Sum, 4, 4));
+  module->functions.push_back(CollectiveFunction(
+      "all_gather", grid, all, CollectiveOp::AllGather, ReductionOp::None, 2,
+      2 * n));
+  module->functions.push_back(CollectiveFunction(
+      "reduce_scatter", grid, all, CollectiveOp::ReduceScatter,
+      ReductionOp::Sum, 2 * n, 2));
+  module->functions.push_back(CollectiveFunction(
+      "all_to_all", grid, all, CollectiveOp::AllToAll, ReductionOp::None,
+      2 * n, 2 * n));
+  module->functions.push_back(CollectiveFunction(
+      "broadcast", grid, all, CollectiveOp::Broadcast, ReductionOp::None, 4, 4,
+      int32_t(n - 1)));
+  {
+    auto function = std::make_unique<FunctionT>();
+    function->name = "add_all_reduce";
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->inputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->outputs.push_back(Tensor(ElementType::F32, {2, 3}));
+    function->transient_size = kTensorBytes;
+    function->channels.push_back(GridChannel(grid, all));
+    const BufferRef sum(BufferSpace::Transient, 0, 0, kTensorBytes);
+    function->commands.push_back(
+        Dispatch(0, {BufferRef(BufferSpace::Input, 0, 0, kTensorBytes),
+                     BufferRef(BufferSpace::Input, 1, 0, kTensorBytes), sum}));
+    auto barrier = std::make_unique<CommandEntryT>();
+    barrier->command.Set(BarrierCommandT());
+    function->commands.push_back(std::move(barrier));
+    function->commands.push_back(Collective(
+        CollectiveOp::AllReduce, ReductionOp::Sum, 6, sum,
+        BufferRef(BufferSpace::Output, 0, 0, kTensorBytes), 0));
+    module->functions.push_back(std::move(function));
+  }
+  if (grid.size() == 2) {
+    module->functions.push_back(CollectiveFunction(
+        "row_sum", grid, {1}, CollectiveOp::AllReduce, ReductionOp::Sum, 4, 4));
+    module->functions.push_back(CollectiveFunction(
+        "column_gather", grid, {0}, CollectiveOp::AllGather, ReductionOp::None,
+        1, grid[0]));
+  }
+  return module;
+}
+
 std::vector<uint8_t> Serialize(const ModuleT& module) {
   flatbuffers::FlatBufferBuilder builder;
   builder.Finish(Module::Pack(builder, &module), ModuleIdentifier());

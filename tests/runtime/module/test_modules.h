@@ -33,6 +33,23 @@ std::vector<uint8_t> TestKernelBinary();
 
 // The standard test module (see above), as an object tree to tweak.
 std::unique_ptr<schema::ModuleT> BuildTestModule();
+// An SPMD test module for a grid of N = product(grid) ranks (module
+// "kiln_spmd"); every collective runs over channel 0, the whole grid:
+//   all_reduce(4xf32) -> 4xf32                  sum
+//   all_gather(2xf32) -> (2N)xf32
+//   reduce_scatter((2N)xf32) -> 2xf32           sum
+//   all_to_all((2N)xf32) -> (2N)xf32
+//   broadcast(4xf32) -> 4xf32                   from rank N-1
+//   add_all_reduce(2x3xf32, 2x3xf32) -> 2x3xf32 dispatch add_f32 into the
+//                                               transient arena, barrier,
+//                                               all_reduce sum into output 0
+//   add(2x3xf32, 2x3xf32) -> 2x3xf32            no collectives
+// For a 2-D grid also, over sub-grid channels (split from the world):
+//   row_sum(4xf32) -> 4xf32                     all_reduce sum along axis 1
+//   column_gather(1xf32) -> (grid[0])xf32       all_gather along axis 0
+std::unique_ptr<schema::ModuleT> BuildSpmdModule(
+    const std::vector<int64_t>& grid);
+
 // Serializes with the "KILN" identifier.
 std::vector<uint8_t> Serialize(const schema::ModuleT& module);
 // Serialize(*BuildTestModule()).

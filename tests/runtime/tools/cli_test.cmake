@@ -100,3 +100,48 @@ expect(dump_commands 0 "copy input0\\[0, \\+24\\) -> transient\\[32, \\+24\\).*b
 expect(dump_corrupt 1 "error: module .* is corrupt or truncated"
   ${KILN_DUMP} ${WORK_DIR}/truncated.vmfb)
 expect(dump_missing 1 "error: cannot open module file" ${KILN_DUMP} /no/such.vmfb)
+
+# SPMD functions: one thread per rank on local devices.
+set(SPMD2 ${KILN_RUN} ${SPMD2_MODULE})
+expect(spmd_all_reduce 0 "rank 0: result\\[0\\]: 4xf32=2 4 6 8\nrank 1: result\\[0\\]: 4xf32=2 4 6 8"
+  ${SPMD2} --function=all_reduce --input=4xf32=1,2,3,4)
+expect(spmd_local_n 0 "rank 1: result\\[0\\]: 4xf32=2 4 6 8"
+  ${SPMD2} --function=all_reduce --device=local://2 --input=4xf32=1,2,3,4)
+expect(spmd_device_per_rank 0 "rank 0: result\\[0\\]: 4xf32=2 4 6 8"
+  ${SPMD2} --function=all_reduce --device=local://3 --device=local://1 --input=4xf32=1,2,3,4)
+expect(spmd_wrong_rank_count 1 "error: function 'all_reduce' is an SPMD program for 2 ranks, but --device=local://3 asks for 3 ranks"
+  ${SPMD2} --function=all_reduce --device=local://3 --input=4xf32=1)
+expect(spmd_device_count 1 "error: function 'all_reduce' is an SPMD program for 2 ranks: give --device once per rank \\(got 3\\)"
+  ${SPMD2} --function=all_reduce --device=local://0 --device=local://1 --device=local://2 --input=4xf32=1)
+# Non-SPMD functions of the same module keep local://N = device ordinal N.
+expect(spmd_module_plain_function 0 "^result\\[0\\]: 2x3xf32=\\[3 3 3\\]\\[3 3 3\\]"
+  ${SPMD2} --function=add --device=local://3 --input=2x3xf32=1 --input=2x3xf32=2)
+# Per-rank files: %r is the rank.
+expect(spmd_write_per_rank 0 "^$"
+  ${SPMD2} --function=all_gather --input=2xf32=1,2 --output=@${WORK_DIR}/g%r.npy)
+expect(spmd_read_per_rank 0 "rank 0: result\\[0\\]: 4xf32=2 4 2 4\nrank 1: result\\[0\\]: 4xf32=2 4 2 4"
+  ${SPMD2} --function=all_reduce --input=@${WORK_DIR}/g%r.npy)
+expect(spmd_expected_per_rank 0 "rank 0: result\\[0\\]: matched.*rank 1: all 1 outputs of 'all_reduce' matched"
+  ${SPMD2} --function=all_reduce --input=4xf32=0.5,1,0.5,1 --expected-output=@${WORK_DIR}/g%r.npy)
+expect(spmd_expected_mismatch 1 "rank 1: result\\[0\\]: MISMATCH.*error: rank 0: function 'all_reduce': outputs do not match"
+  ${SPMD2} --function=all_reduce --input=4xf32=1 --expected-output=4xf32=3)
+# Rank 1's input file is missing: reported with its rank, rank 0 does not
+# run (it would wait for rank 1 in the collective), exit 1, no hang.
+file(COPY_FILE ${WORK_DIR}/g0.npy ${WORK_DIR}/only0.npy)
+expect(spmd_rank_failure 1 "error: rank 0: not run: another rank failed.*error: rank 1: --input 0: cannot open '.*only1.npy'"
+  ${SPMD2} --function=all_reduce --input=@${WORK_DIR}/only%r.npy)
+# A 2x3 grid: more ranks than the default 4 local devices, and sub-grid
+# channels (rows of 3 ranks).
+expect(spmd_six_ranks 0 "rank 5: result\\[0\\]: 4xf32=3 3 3 3"
+  ${KILN_RUN} ${SPMD6_MODULE} --function=row_sum --input=4xf32=1)
+# Multi-process: the local driver cannot, and the flags are checked.
+expect(spmd_multiprocess_local 1 "error: .*across processes, but the local driver's collectives only connect devices of one process"
+  ${SPMD2} --function=all_reduce --rank=1 --world-size=2 --rendezvous=file:${WORK_DIR} --input=4xf32=1)
+expect(spmd_world_size_mismatch 1 "error: .*SPMD program for 2 ranks, but --world-size \\(or the launcher\\) says 3"
+  ${SPMD2} --function=all_reduce --rank=1 --world-size=3 --input=4xf32=1)
+expect(spmd_rank_without_size 1 "error: --rank and --world-size go together"
+  ${SPMD2} --function=all_reduce --rank=1 --input=4xf32=1)
+expect(spmd_launcher_env 1 "error: .*2 ranks, but --world-size \\(or the launcher\\) says 4"
+  ${CMAKE_COMMAND} -E env OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4
+  ${SPMD2} --function=all_reduce --input=4xf32=1)
+expect(spmd_help 0 "%r.*--rendezvous=URI.*OMPI_COMM_WORLD_RANK.*MASTER_ADDR" ${KILN_RUN} --help)

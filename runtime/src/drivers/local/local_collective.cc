@@ -1,33 +1,60 @@
 #include "drivers/local/local_collective.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 namespace kiln::local {
 
+enum class RoundKind { Collective, Split };
+
+// What one rank published for the current round of its group.
+struct RoundEntry {
+  RoundKind kind = RoundKind::Collective;
+  // False when the rank's own arguments were invalid: it still takes part in
+  // the round so that its peers fail instead of waiting forever.
+  bool valid = false;
+  kiln_hal_collective_op_t op = {};
+  const uint8_t* send = nullptr;
+  uint64_t sendLength = 0;
+  uint8_t* recv = nullptr;
+  uint64_t recvLength = 0;
+  int32_t color = 0;  // split only
+  int32_t key = 0;    // split only
+};
+
 struct CollectiveGroup {
-  explicit CollectiveGroup(int32_t count)
-      : count(count), joined(size_t(count), false), sends(size_t(count)),
-        sendLengths(size_t(count)), ops(size_t(count)) {}
+  CollectiveGroup(int32_t count, uint64_t parallelThreshold)
+      : count(count), parallelThreshold(parallelThreshold),
+        joined(size_t(count), false), entries(size_t(count)) {}
 
   const int32_t count;
+  // All-reduces of at least this many bytes use the parallel algorithm.
+  const uint64_t parallelThreshold;
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<bool> joined;
   uint64_t generation = 0;
   int32_t arrived = 0;
   bool broken = false;
-  // Published by each rank for the current round.
-  std::vector<const uint8_t*> sends;
-  std::vector<uint64_t> sendLengths;
-  std::vector<kiln_hal_collective_op_t> ops;
+  std::vector<RoundEntry> entries;
+  // Sub-groups of the split in progress, by color.
+  std::map<int32_t, std::shared_ptr<CollectiveGroup>> splits;
 
   // All ranks meet here; ABORTED if |cancelled| turns true or the group
   // broke earlier.
   kiln_status_t barrier(const std::function<bool()>& cancelled);
+  // Publishes |entry| as rank |rank|'s part of a round, waits for every rank
+  // and copies all entries into |out| (the same snapshot on every rank).
+  kiln_status_t exchange(int32_t rank, const RoundEntry& entry,
+                         const std::function<bool()>& cancelled,
+                         std::vector<RoundEntry>* out);
 };
 
 namespace {
@@ -37,8 +64,12 @@ struct LocalChannel {
   std::shared_ptr<CollectiveGroup> group;
 };
 
+LocalChannel* cast(kiln_hal_channel_t* base) {
+  return reinterpret_cast<LocalChannel*>(base);
+}
+
 void destroyChannel(kiln_hal_channel_t* base) {
-  auto* channel = reinterpret_cast<LocalChannel*>(base);
+  auto* channel = cast(base);
   {
     std::lock_guard<std::mutex> lock(channel->group->mutex);
     channel->group->joined[size_t(base->rank)] = false;
@@ -46,14 +77,104 @@ void destroyChannel(kiln_hal_channel_t* base) {
   delete channel;
 }
 
-kiln_status_t splitChannel(kiln_hal_channel_t*, int32_t, int32_t,
-                           kiln_hal_channel_t**) {
-  return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
-                          "the local driver cannot split channels yet; create "
-                          "a channel per sub-group with its own id");
-}
+kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
+                           int32_t key, kiln_hal_channel_t** outChannel);
 
 const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel};
+
+// Wraps rank |rank| of |group| (whose joined flag the caller set) in a
+// channel.
+kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
+                         kiln_hal_channel_t** outChannel) {
+  auto* channel = new (std::nothrow) LocalChannel();
+  if (!channel) {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    group->joined[size_t(rank)] = false;
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "out of memory creating a channel");
+  }
+  kiln_hal_resource_initialize(&kChannelVTable, &channel->base.resource);
+  channel->base.rank = rank;
+  channel->base.count = group->count;
+  channel->group = std::move(group);
+  *outChannel = &channel->base;
+  return nullptr;
+}
+
+// MPI_Comm_split over the ranks of |base|'s group: two rounds, one to
+// publish (color, key), one after every rank took its sub-group.
+kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
+                           int32_t key, kiln_hal_channel_t** outChannel) {
+  CollectiveGroup& group = *cast(base)->group;
+  const int32_t rank = base->rank;
+  kiln_status_t status = nullptr;
+  if (color < 0)
+    status = kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "channel split on rank %d: color %d is "
+                              "negative (colors must be >= 0)",
+                              rank, color);
+  RoundEntry entry;
+  entry.kind = RoundKind::Split;
+  entry.valid = status == nullptr;
+  entry.color = color;
+  entry.key = key;
+  std::vector<RoundEntry> entries;
+  kiln_status_t roundStatus = group.exchange(rank, entry, {}, &entries);
+  if (roundStatus) {
+    kiln_status_free(status);
+    return roundStatus;
+  }
+  bool peersOk = true;
+  for (const RoundEntry& peer : entries)
+    peersOk = peersOk && peer.kind == RoundKind::Split && peer.valid;
+  if (!status && !peersOk)
+    status = kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                              "channel split on rank %d: another rank of the "
+                              "%d-rank group passed a negative color or ran "
+                              "a collective instead of the split",
+                              rank, group.count);
+  std::shared_ptr<CollectiveGroup> sub;
+  int32_t subRank = 0;
+  if (!status) {
+    // Members of this color, ordered by key, ties by parent rank.
+    std::vector<int32_t> members;
+    for (int32_t r = 0; r < group.count; ++r)
+      if (entries[size_t(r)].color == color) members.push_back(r);
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int32_t a, int32_t b) {
+                       return entries[size_t(a)].key < entries[size_t(b)].key;
+                     });
+    subRank = int32_t(std::find(members.begin(), members.end(), rank) -
+                      members.begin());
+    std::lock_guard<std::mutex> lock(group.mutex);
+    std::shared_ptr<CollectiveGroup>& slot = group.splits[color];
+    if (!slot)
+      slot = std::make_shared<CollectiveGroup>(int32_t(members.size()),
+                                               group.parallelThreshold);
+    sub = slot;
+    std::lock_guard<std::mutex> subLock(sub->mutex);
+    sub->joined[size_t(subRank)] = true;
+  }
+  // Every rank took its sub-group: the table can go (the next split only
+  // fills it after its first round, which every rank reaches after this).
+  roundStatus = group.barrier({});
+  {
+    std::lock_guard<std::mutex> lock(group.mutex);
+    group.splits.clear();
+  }
+  if (roundStatus || status) {
+    if (sub) {
+      std::lock_guard<std::mutex> subLock(sub->mutex);
+      sub->joined[size_t(subRank)] = false;
+    }
+    if (roundStatus) {
+      kiln_status_free(status);
+      return roundStatus;
+    }
+    return status;
+  }
+  return newChannel(std::move(sub), subRank, outChannel);
+}
 
 constexpr auto kCancelPoll = std::chrono::milliseconds(20);
 
@@ -125,6 +246,9 @@ uint16_t floatToBf16(float f) {
   return uint16_t(bits >> 16);
 }
 
+
+// Element access. Plain types reduce in their own type; 16-bit floats in
+// float; i1 as 0 or 1.
 template <typename T>
 struct Plain {
   using Acc = T;
@@ -134,9 +258,14 @@ struct Plain {
     return v;
   }
   static void store(uint8_t* p, uint64_t i, Acc v) {
-    T t = T(v);
-    std::memcpy(p + i * sizeof(T), &t, sizeof(T));
+    std::memcpy(p + i * sizeof(T), &v, sizeof(T));
   }
+};
+
+struct Bool {
+  using Acc = uint8_t;
+  static Acc load(const uint8_t* p, uint64_t i) { return p[i] != 0; }
+  static void store(uint8_t* p, uint64_t i, Acc v) { p[i] = v; }
 };
 
 template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
@@ -153,87 +282,130 @@ struct Packed16 {
   }
 };
 
-// out[i] = reduce over ranks of sends[r][first + i], i < n.
-template <typename E>
-void reduce(kiln_hal_reduction_t reduction,
-            const std::vector<const uint8_t*>& sends, uint64_t first,
-            uint64_t n, uint8_t* out) {
+// Integer sums and products wrap around (as on GPUs) instead of overflowing
+// into undefined behaviour; narrow types are widened to unsigned int first
+// (uint16 * uint16 would overflow int).
+template <typename T, bool = std::is_integral_v<T>>
+struct WideOf {
+  using type = T;
+};
+template <typename T>
+struct WideOf<T, true> {
+  using type = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                  std::make_unsigned_t<T>>;
+};
+template <typename T>
+using Wide = typename WideOf<T>::type;
+
+struct SumOp {
+  template <typename A>
+  static A apply(A a, A b) {
+    return A(Wide<A>(a) + Wide<A>(b));
+  }
+};
+struct ProdOp {
+  template <typename A>
+  static A apply(A a, A b) {
+    return A(Wide<A>(a) * Wide<A>(b));
+  }
+};
+struct MinOp {
+  template <typename A>
+  static A apply(A a, A b) {
+    return b < a ? b : a;
+  }
+};
+struct MaxOp {
+  template <typename A>
+  static A apply(A a, A b) {
+    return b > a ? b : a;
+  }
+};
+
+// out[i] = reduce over ranks r = 0..N-1 (in that order) of
+// sends[r][first + i], i < n; with |average| divided by N. Works in blocks
+// so the inner loops vectorize; a block is loaded completely before it is
+// stored, so |out| may be sends[r] + first (in place).
+template <typename E, typename Op>
+void reduceBlocks(const std::vector<const uint8_t*>& sends, uint64_t first,
+                  uint64_t n, bool average, uint8_t* out) {
   using Acc = typename E::Acc;
-  size_t ranks = sends.size();
-  for (uint64_t i = 0; i < n; ++i) {
-    Acc acc = E::load(sends[0], first + i);
-    for (size_t r = 1; r < ranks; ++r) {
-      Acc v = E::load(sends[r], first + i);
-      switch (reduction) {
-        case KILN_HAL_REDUCTION_SUM:
-        case KILN_HAL_REDUCTION_AVG:
-          acc = Acc(acc + v);
-          break;
-        case KILN_HAL_REDUCTION_PROD:
-          acc = Acc(acc * v);
-          break;
-        case KILN_HAL_REDUCTION_MIN:
-          acc = v < acc ? v : acc;
-          break;
-        case KILN_HAL_REDUCTION_MAX:
-          acc = v > acc ? v : acc;
-          break;
-        case KILN_HAL_REDUCTION_NONE:
-          break;
-      }
-    }
-    if (reduction == KILN_HAL_REDUCTION_AVG) acc = Acc(acc / Acc(ranks));
-    E::store(out, i, acc);
+  constexpr uint64_t kBlock = 256;
+  Acc acc[kBlock];
+  const size_t ranks = sends.size();
+  for (uint64_t base = 0; base < n; base += kBlock) {
+    const uint64_t m = std::min(kBlock, n - base);
+    const uint64_t at = first + base;
+    for (uint64_t j = 0; j < m; ++j) acc[j] = E::load(sends[0], at + j);
+    for (size_t r = 1; r < ranks; ++r)
+      for (uint64_t j = 0; j < m; ++j)
+        acc[j] = Op::apply(acc[j], E::load(sends[r], at + j));
+    if (average)
+      for (uint64_t j = 0; j < m; ++j) acc[j] = Acc(acc[j] / Acc(ranks));
+    for (uint64_t j = 0; j < m; ++j) E::store(out, base + j, acc[j]);
   }
 }
 
-bool reduceTyped(kiln_hal_element_type_t type, kiln_hal_reduction_t reduction,
+template <typename E>
+void reduceAs(kiln_hal_reduction_t reduction,
+              const std::vector<const uint8_t*>& sends, uint64_t first,
+              uint64_t n, uint8_t* out) {
+  switch (reduction) {
+    case KILN_HAL_REDUCTION_SUM:
+      return reduceBlocks<E, SumOp>(sends, first, n, false, out);
+    case KILN_HAL_REDUCTION_AVG:
+      return reduceBlocks<E, SumOp>(sends, first, n, true, out);
+    case KILN_HAL_REDUCTION_PROD:
+      return reduceBlocks<E, ProdOp>(sends, first, n, false, out);
+    case KILN_HAL_REDUCTION_MIN:
+      return reduceBlocks<E, MinOp>(sends, first, n, false, out);
+    case KILN_HAL_REDUCTION_MAX:
+      return reduceBlocks<E, MaxOp>(sends, first, n, false, out);
+    case KILN_HAL_REDUCTION_NONE:
+      break;
+  }
+}
+
+// Reduces elements [first, first + n) of every rank's send into out[0, n).
+// The op was validated (a reduction, a supported type).
+void reduceTyped(kiln_hal_element_type_t type, kiln_hal_reduction_t reduction,
                  const std::vector<const uint8_t*>& sends, uint64_t first,
                  uint64_t n, uint8_t* out) {
   switch (type) {
     case KILN_HAL_ELEMENT_TYPE_I1:
+      // Logical: sum is or (max of 0/1), prod is and (min of 0/1).
+      if (reduction == KILN_HAL_REDUCTION_SUM) reduction = KILN_HAL_REDUCTION_MAX;
+      if (reduction == KILN_HAL_REDUCTION_PROD) reduction = KILN_HAL_REDUCTION_MIN;
+      return reduceAs<Bool>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_U8:
-      reduce<Plain<uint8_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<uint8_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_I8:
-      reduce<Plain<int8_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<int8_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_I16:
-      reduce<Plain<int16_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<int16_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_U16:
-      reduce<Plain<uint16_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<uint16_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_I32:
-      reduce<Plain<int32_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<int32_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_U32:
-      reduce<Plain<uint32_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<uint32_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_I64:
-      reduce<Plain<int64_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<int64_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_U64:
-      reduce<Plain<uint64_t>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<uint64_t>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_F16:
-      reduce<Packed16<halfToFloat, floatToHalf>>(reduction, sends, first, n,
-                                                 out);
-      return true;
+      return reduceAs<Packed16<halfToFloat, floatToHalf>>(reduction, sends,
+                                                          first, n, out);
     case KILN_HAL_ELEMENT_TYPE_BF16:
-      reduce<Packed16<bf16ToFloat, floatToBf16>>(reduction, sends, first, n,
-                                                 out);
-      return true;
+      return reduceAs<Packed16<bf16ToFloat, floatToBf16>>(reduction, sends,
+                                                          first, n, out);
     case KILN_HAL_ELEMENT_TYPE_F32:
-      reduce<Plain<float>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<float>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_F64:
-      reduce<Plain<double>>(reduction, sends, first, n, out);
-      return true;
+      return reduceAs<Plain<double>>(reduction, sends, first, n, out);
     case KILN_HAL_ELEMENT_TYPE_INVALID:
       break;
   }
-  return false;
 }
 
 bool sameOp(const kiln_hal_collective_op_t& a,
@@ -254,40 +426,127 @@ const char* kindName(kiln_hal_collective_kind_t kind) {
   return "collective";
 }
 
-// Bytes rank |rank| must receive for |op| among |ranks| ranks, and checks.
-kiln_status_t recvBytes(const kiln_hal_collective_op_t& op, int32_t ranks,
-                        uint64_t* out) {
+// Bytes each rank receives for a validated |op| among |ranks| ranks.
+uint64_t recvBytes(const kiln_hal_collective_op_t& op, int32_t ranks) {
   uint64_t elementSize = kiln_hal_element_type_size(op.element_type);
-  uint64_t count = op.element_count;
-  bool needsReduction = op.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE ||
-                        op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER;
-  if (needsReduction && op.reduction == KILN_HAL_REDUCTION_NONE)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "%s needs a reduction", kindName(op.kind));
-  bool splits = op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER ||
-                op.kind == KILN_HAL_COLLECTIVE_ALL_TO_ALL;
-  if (splits && count % uint64_t(ranks) != 0)
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "%s of %llu elements does not split evenly over "
-                            "%d ranks",
-                            kindName(op.kind), (unsigned long long)count,
-                            ranks);
-  if (op.kind == KILN_HAL_COLLECTIVE_BROADCAST &&
-      (op.root < 0 || op.root >= ranks))
-    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "broadcast root %d is not a rank of %d", op.root,
-                            ranks);
   switch (op.kind) {
     case KILN_HAL_COLLECTIVE_ALL_GATHER:
-      *out = count * uint64_t(ranks) * elementSize;
-      break;
+      return op.element_count * uint64_t(ranks) * elementSize;
     case KILN_HAL_COLLECTIVE_REDUCE_SCATTER:
-      *out = count / uint64_t(ranks) * elementSize;
-      break;
+      return op.element_count / uint64_t(ranks) * elementSize;
     default:
-      *out = count * elementSize;
+      return op.element_count * elementSize;
+  }
+}
+
+bool overlaps(const uint8_t* a, uint64_t aLength, const uint8_t* b,
+              uint64_t bLength) {
+  return aLength && bLength && a < b + bLength && b < a + aLength;
+}
+
+// True when [recv, recv + length) overlaps the part of any rank's send that
+// peers read (|sendBytes| bytes).
+bool overlapsAnySend(const uint8_t* recv, uint64_t length,
+                     const std::vector<RoundEntry>& entries,
+                     uint64_t sendBytes) {
+  for (const RoundEntry& entry : entries)
+    if (overlaps(recv, length, entry.send, sendBytes)) return true;
+  return false;
+}
+
+// The parallel all-reduce writes every rank's recv while peers still read
+// sends: it needs each recv to be its own rank's send (in place) or apart
+// from every send and every other recv. Otherwise the direct algorithm runs.
+bool parallelAllReduceSafe(const std::vector<RoundEntry>& entries,
+                           uint64_t bytes) {
+  for (size_t s = 0; s < entries.size(); ++s) {
+    const RoundEntry& e = entries[s];
+    for (size_t t = 0; t < entries.size(); ++t) {
+      if (s == t && e.recv == e.send) continue;
+      if (overlaps(e.recv, bytes, entries[t].send, bytes)) return false;
+      if (s != t && overlaps(e.recv, bytes, entries[t].recv, bytes))
+        return false;
+    }
+  }
+  return true;
+}
+
+// Bytes a parallel all-reduce reduces before copying them out (fits L2).
+constexpr uint64_t kParallelChunkBytes = 64 * 1024;
+
+// Rank |rank| reduces its slice of the elements (1/N, the remainder spread
+// over the first ranks) chunk by chunk into its own recv, and copies each
+// reduced chunk into the peers' recvs.
+void parallelAllReduce(const kiln_hal_collective_op_t& op, int32_t rank,
+                       const std::vector<RoundEntry>& entries,
+                       const std::vector<const uint8_t*>& sends) {
+  const uint64_t ranks = entries.size();
+  const uint64_t count = op.element_count;
+  const uint64_t elementSize = kiln_hal_element_type_size(op.element_type);
+  const uint64_t share = count / ranks, extra = count % ranks;
+  const uint64_t r = uint64_t(rank);
+  const uint64_t first = r * share + std::min(r, extra);
+  const uint64_t last = first + share + (r < extra ? 1 : 0);
+  const uint64_t chunk = std::max<uint64_t>(1, kParallelChunkBytes / elementSize);
+  uint8_t* own = entries[r].recv;
+  for (uint64_t at = first; at < last; at += chunk) {
+    const uint64_t n = std::min(chunk, last - at);
+    reduceTyped(op.element_type, op.reduction, sends, at, n,
+                own + at * elementSize);
+    for (uint64_t peer = 0; peer < ranks; ++peer)
+      if (peer != r)
+        std::memcpy(entries[peer].recv + at * elementSize,
+                    own + at * elementSize, size_t(n * elementSize));
+  }
+}
+
+// Rank |rank|'s own result of |op| into |out| (recvBytes long).
+void directCollective(const kiln_hal_collective_op_t& op, int32_t rank,
+                      const std::vector<const uint8_t*>& sends, uint8_t* out) {
+  const uint64_t ranks = sends.size();
+  const uint64_t count = op.element_count;
+  const uint64_t elementSize = kiln_hal_element_type_size(op.element_type);
+  switch (op.kind) {
+    case KILN_HAL_COLLECTIVE_ALL_REDUCE:
+      reduceTyped(op.element_type, op.reduction, sends, 0, count, out);
+      break;
+    case KILN_HAL_COLLECTIVE_REDUCE_SCATTER: {
+      uint64_t chunk = count / ranks;
+      reduceTyped(op.element_type, op.reduction, sends, uint64_t(rank) * chunk,
+                  chunk, out);
+      break;
+    }
+    case KILN_HAL_COLLECTIVE_ALL_GATHER:
+      for (uint64_t r = 0; r < ranks; ++r)
+        std::memcpy(out + r * count * elementSize, sends[r],
+                    size_t(count * elementSize));
+      break;
+    case KILN_HAL_COLLECTIVE_ALL_TO_ALL: {
+      uint64_t chunkBytes = count / ranks * elementSize;
+      for (uint64_t r = 0; r < ranks; ++r)
+        std::memcpy(out + r * chunkBytes,
+                    sends[r] + uint64_t(rank) * chunkBytes, size_t(chunkBytes));
+      break;
+    }
+    case KILN_HAL_COLLECTIVE_BROADCAST:
+      std::memcpy(out, sends[size_t(op.root)], size_t(count * elementSize));
       break;
   }
+}
+
+kiln_status_t parallelThresholdFromEnv(uint64_t* out) {
+  *out = KILN_LOCAL_COLLECTIVE_DEFAULT_PARALLEL_THRESHOLD;
+  const char* text = std::getenv(KILN_LOCAL_COLLECTIVE_PARALLEL_THRESHOLD_ENV);
+  if (!text || !*text) return nullptr;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno || *end != '\0' || text[0] == '-' || text[0] == '+')
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "$%s='%s' is not a byte count (a decimal integer "
+                            ">= 0)",
+                            KILN_LOCAL_COLLECTIVE_PARALLEL_THRESHOLD_ENV, text);
+  *out = value;
   return nullptr;
 }
 
@@ -319,6 +578,21 @@ kiln_status_t CollectiveGroup::barrier(const std::function<bool()>& cancelled) {
                           "peers (device destroyed)");
 }
 
+kiln_status_t CollectiveGroup::exchange(int32_t rank, const RoundEntry& entry,
+                                        const std::function<bool()>& cancelled,
+                                        std::vector<RoundEntry>* out) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    entries[size_t(rank)] = entry;
+  }
+  KILN_RETURN_IF_ERROR(barrier(cancelled));
+  // Entries change again only after the round's closing barrier, which
+  // every rank reaches after this copy.
+  std::lock_guard<std::mutex> lock(mutex);
+  *out = entries;
+  return nullptr;
+}
+
 kiln_status_t CollectiveHub::createChannelId(uint8_t* outId, size_t capacity,
                                              size_t* outLength) {
   uint64_t n;
@@ -342,10 +616,16 @@ kiln_status_t CollectiveHub::createChannel(const kiln_hal_channel_params_t* para
   key += "/" + std::to_string(params->count);
   std::shared_ptr<CollectiveGroup> group;
   std::lock_guard<std::mutex> lock(mutex);
+  // Drop entries of groups that no longer exist.
+  for (auto entry = groups.begin(); entry != groups.end();) {
+    if (entry->second.expired()) entry = groups.erase(entry); else ++entry;
+  }
   auto it = groups.find(key);
   if (it != groups.end()) group = it->second.lock();
   if (!group) {
-    group = std::make_shared<CollectiveGroup>(params->count);
+    uint64_t threshold = 0;
+    KILN_RETURN_IF_ERROR(parallelThresholdFromEnv(&threshold));
+    group = std::make_shared<CollectiveGroup>(params->count, threshold);
     groups[key] = group;
   }
   {
@@ -357,27 +637,41 @@ kiln_status_t CollectiveHub::createChannel(const kiln_hal_channel_params_t* para
                               params->rank, params->count);
     group->joined[size_t(params->rank)] = true;
   }
-  auto* channel = new (std::nothrow) LocalChannel();
-  if (!channel) {
-    std::lock_guard<std::mutex> groupLock(group->mutex);
-    group->joined[size_t(params->rank)] = false;
-    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
-                            "out of memory creating a channel");
-  }
-  kiln_hal_resource_initialize(&kChannelVTable, &channel->base.resource);
-  channel->base.rank = params->rank;
-  channel->base.count = params->count;
-  channel->group = std::move(group);
-  // Drop entries of groups that no longer exist.
-  for (auto entry = groups.begin(); entry != groups.end();) {
-    if (entry->second.expired()) entry = groups.erase(entry); else ++entry;
-  }
-  *outChannel = &channel->base;
-  return nullptr;
+  return newChannel(std::move(group), params->rank, outChannel);
 }
 
 bool isLocalChannel(kiln_hal_channel_t* channel) {
   return channel && channel->resource.vtable == &kChannelVTable;
+}
+
+kiln_status_t validateCollective(const kiln_hal_collective_op_t& op,
+                                 int32_t ranks) {
+  uint64_t count = op.element_count;
+  bool needsReduction = op.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE ||
+                        op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER;
+  if (needsReduction && op.reduction == KILN_HAL_REDUCTION_NONE)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s needs a reduction", kindName(op.kind));
+  if (needsReduction && op.element_type == KILN_HAL_ELEMENT_TYPE_I1 &&
+      op.reduction == KILN_HAL_REDUCTION_AVG)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the local driver has no avg of i1 (logical) "
+                            "values",
+                            kindName(op.kind));
+  bool splits = op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER ||
+                op.kind == KILN_HAL_COLLECTIVE_ALL_TO_ALL;
+  if (splits && count % uint64_t(ranks) != 0)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s of %llu elements does not split evenly over "
+                            "%d ranks",
+                            kindName(op.kind), (unsigned long long)count,
+                            ranks);
+  if (op.kind == KILN_HAL_COLLECTIVE_BROADCAST &&
+      (op.root < 0 || op.root >= ranks))
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "broadcast root %d is not a rank of %d", op.root,
+                            ranks);
+  return nullptr;
 }
 
 kiln_status_t runCollective(kiln_hal_channel_t* base,
@@ -388,94 +682,77 @@ kiln_status_t runCollective(kiln_hal_channel_t* base,
   if (!isLocalChannel(base))
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "channel was not created by the local driver");
-  CollectiveGroup& group = *reinterpret_cast<LocalChannel*>(base)->group;
-  int32_t rank = base->rank;
-  int32_t ranks = base->count;
+  CollectiveGroup& group = *cast(base)->group;
+  const int32_t rank = base->rank;
+  const int32_t ranks = base->count;
+  const uint64_t elementSize = kiln_hal_element_type_size(op.element_type);
+  const uint64_t sendBytes = op.element_count * elementSize;
   // Validate locally but still take part in the rounds, so that peers see
   // this rank's failure instead of waiting forever.
-  uint64_t need = 0;
-  kiln_status_t status = recvBytes(op, ranks, &need);
-  uint64_t elementSize = kiln_hal_element_type_size(op.element_type);
-  if (!status && sendLength < op.element_count * elementSize)
+  kiln_status_t status = validateCollective(op, ranks);
+  const uint64_t need = status ? 0 : recvBytes(op, ranks);
+  if (!status && sendLength < sendBytes)
     status = kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
                               "%s send range has %llu bytes, needs %llu",
                               kindName(op.kind),
                               (unsigned long long)sendLength,
-                              (unsigned long long)(op.element_count *
-                                                   elementSize));
+                              (unsigned long long)sendBytes);
   if (!status && recvLength < need)
     status = kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
                               "%s recv range has %llu bytes, needs %llu",
                               kindName(op.kind),
                               (unsigned long long)recvLength,
                               (unsigned long long)need);
-  {
-    std::lock_guard<std::mutex> lock(group.mutex);
-    group.sends[size_t(rank)] = status ? nullptr : send;
-    group.sendLengths[size_t(rank)] = sendLength;
-    group.ops[size_t(rank)] = op;
-  }
-  kiln_status_t barrierStatus = group.barrier(cancelled);
-  if (barrierStatus) {
+  RoundEntry entry;
+  entry.kind = RoundKind::Collective;
+  entry.valid = status == nullptr;
+  entry.op = op;
+  entry.send = send;
+  entry.sendLength = sendLength;
+  entry.recv = recv;
+  entry.recvLength = recvLength;
+  std::vector<RoundEntry> entries;
+  kiln_status_t roundStatus = group.exchange(rank, entry, cancelled, &entries);
+  if (roundStatus) {
     kiln_status_free(status);
-    return barrierStatus;
+    return roundStatus;
   }
-  std::vector<const uint8_t*> sends;
   bool peersOk = true;
-  {
-    std::lock_guard<std::mutex> lock(group.mutex);
-    sends = group.sends;
-    for (int32_t r = 0; r < ranks; ++r) {
-      peersOk = peersOk && sends[size_t(r)] != nullptr &&
-                sameOp(group.ops[size_t(r)], op);
-    }
+  std::vector<const uint8_t*> sends;
+  for (const RoundEntry& peer : entries) {
+    peersOk = peersOk && peer.kind == RoundKind::Collective && peer.valid &&
+              sameOp(peer.op, op);
+    sends.push_back(peer.send);
   }
   if (!status && !peersOk)
     status = kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
                               "%s on rank %d: another rank of the %d-rank "
                               "group ran a different or invalid collective",
                               kindName(op.kind), rank, ranks);
-  std::vector<uint8_t> result;
+  // Direct results go to scratch memory when the recv overlaps a send that
+  // peers may still read; copied to recv after the closing barrier.
+  std::vector<uint8_t> scratch;
   if (!status) {
-    result.resize(size_t(need));
-    uint64_t count = op.element_count;
-    switch (op.kind) {
-      case KILN_HAL_COLLECTIVE_ALL_REDUCE:
-        reduceTyped(op.element_type, op.reduction, sends, 0, count,
-                    result.data());
-        break;
-      case KILN_HAL_COLLECTIVE_REDUCE_SCATTER: {
-        uint64_t chunk = count / uint64_t(ranks);
-        reduceTyped(op.element_type, op.reduction, sends,
-                    uint64_t(rank) * chunk, chunk, result.data());
-        break;
-      }
-      case KILN_HAL_COLLECTIVE_ALL_GATHER:
-        for (int32_t r = 0; r < ranks; ++r)
-          std::memcpy(result.data() + uint64_t(r) * count * elementSize,
-                      sends[size_t(r)], size_t(count * elementSize));
-        break;
-      case KILN_HAL_COLLECTIVE_ALL_TO_ALL: {
-        uint64_t chunkBytes = count / uint64_t(ranks) * elementSize;
-        for (int32_t r = 0; r < ranks; ++r)
-          std::memcpy(result.data() + uint64_t(r) * chunkBytes,
-                      sends[size_t(r)] + uint64_t(rank) * chunkBytes,
-                      size_t(chunkBytes));
-        break;
-      }
-      case KILN_HAL_COLLECTIVE_BROADCAST:
-        std::memcpy(result.data(), sends[size_t(op.root)], size_t(need));
-        break;
+    if (op.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE &&
+        sendBytes >= group.parallelThreshold &&
+        parallelAllReduceSafe(entries, sendBytes)) {
+      parallelAllReduce(op, rank, entries, sends);
+    } else if (overlapsAnySend(recv, need, entries, sendBytes)) {
+      scratch.resize(size_t(need));
+      directCollective(op, rank, sends, scratch.data());
+    } else {
+      directCollective(op, rank, sends, recv);
     }
   }
-  // Nobody writes a recv buffer until every rank finished reading sends.
-  barrierStatus = group.barrier(cancelled);
-  if (barrierStatus) {
+  // Nobody returns (and lets its queue reuse send or recv) until every rank
+  // finished reading sends and writing recvs.
+  roundStatus = group.barrier(cancelled);
+  if (roundStatus) {
     kiln_status_free(status);
-    return barrierStatus;
+    return roundStatus;
   }
   if (status) return status;
-  if (need) std::memcpy(recv, result.data(), size_t(need));
+  if (!scratch.empty()) std::memcpy(recv, scratch.data(), size_t(need));
   return nullptr;
 }
 

@@ -188,6 +188,7 @@ kiln_status_t collective(kiln_hal_command_buffer_t* base,
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "collective: channel was not created by the local "
                             "driver");
+  KILN_RETURN_IF_ERROR(validateCollective(*op, channel->count));
   LocalCommandBuffer* commandBuffer = cast(base);
   Command command;
   command.kind = CommandKind::Collective;
