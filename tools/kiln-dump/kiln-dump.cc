@@ -232,6 +232,26 @@ int Main(int argc, char** argv) {
                   count, breakdown.empty() ? "" : " (", breakdown.c_str(),
                   breakdown.empty() ? "" : ")",
                   function->channels() ? function->channels()->size() : 0);
+      if (commands && function->channels()) {
+        uint32_t index = 0;
+        for (const Channel* channel : *function->channels()) {
+          std::printf("      channel %u: grid %s axes [", index++,
+                      channel->grid() ? channel->grid()->c_str() : "?");
+          if (channel->axes()) {
+            for (uint32_t i = 0; i < channel->axes()->size(); ++i) {
+              std::printf("%s%d", i ? ", " : "", channel->axes()->Get(i));
+            }
+          }
+          std::printf("] shape [");
+          if (channel->grid_shape()) {
+            for (uint32_t i = 0; i < channel->grid_shape()->size(); ++i) {
+              std::printf("%s%" PRId64, i ? ", " : "",
+                          channel->grid_shape()->Get(i));
+            }
+          }
+          std::printf("]\n");
+        }
+      }
       if (commands && function->commands()) {
         uint32_t index = 0;
         for (const CommandEntry* entry : *function->commands()) {

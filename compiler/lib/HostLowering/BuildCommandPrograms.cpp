@@ -2,8 +2,8 @@
 //
 // Lowers each host function to a kiln.program: every tensor gets a buffer
 // range (input, output, rodata or a statically planned range of one transient
-// arena), and the function's work becomes dispatch, fill, copy and barrier
-// commands that the runtime records once and replays per call.
+// arena), and the function's work becomes dispatch, collective, fill, copy
+// and barrier commands that the runtime records once and replays per call.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/HostLowering/Passes.h"
@@ -90,6 +90,7 @@ private:
   void assignOutputs();
   void planTransients();
   void emitCommands(ProgramOp program);
+  void emitCollective(OpBuilder &builder, CollectiveOp collective);
   void emit(OpBuilder &builder, Operation *command, ArrayRef<BufferAttr> reads,
             ArrayRef<BufferAttr> writes);
 
@@ -106,6 +107,9 @@ private:
   SmallVector<std::pair<unsigned, unsigned>> resultCopies; // storage, output
   uint64_t arenaSize = 0;
   unsigned endPosition = 0;
+
+  // Distinct channels of the function's collectives, in first-use order.
+  SmallVector<Attribute> channels;
 
   // Ranges accessed since the last barrier.
   SmallVector<BufferAttr> pendingReads, pendingWrites;
@@ -156,6 +160,13 @@ LogicalResult ProgramBuilder::collectStorage() {
               for (Value value : dispatch.getResults())
                 define(value, {Storage::Kind::Produced, op.getLoc(),
                                sizeOf(value)});
+              return success();
+            })
+            .Case<CollectiveOp>([&](CollectiveOp collective) -> LogicalResult {
+              // The collective writes its own recv buffer, like a kernel.
+              define(collective.getResult(), {Storage::Kind::Produced,
+                                              op.getLoc(),
+                                              sizeOf(collective.getResult())});
               return success();
             })
             .Case<RodataRefOp>([&](RodataRefOp ref) -> LogicalResult {
@@ -334,10 +345,31 @@ void ProgramBuilder::emit(OpBuilder &builder, Operation *command,
   pendingWrites.append(writes.begin(), writes.end());
 }
 
+void ProgramBuilder::emitCollective(OpBuilder &builder,
+                                    CollectiveOp collective) {
+  auto *it = llvm::find(channels, collective.getChannel());
+  unsigned channel = it - channels.begin();
+  if (it == channels.end())
+    channels.push_back(collective.getChannel());
+  auto inputType = cast<RankedTensorType>(collective.getInput().getType());
+  BufferAttr send = bufferOf(collective.getInput());
+  BufferAttr recv = bufferOf(collective.getResult());
+  // The count is what each rank sends; the recv size follows from the kind.
+  auto command = CollectiveCommandOp::create(
+      builder, collective.getLoc(), collective.getKind(),
+      collective.getReduction(), inputType.getNumElements(),
+      inputType.getElementType(), channel, collective.getRoot(), send, recv);
+  emit(builder, command, {send}, {recv});
+}
+
 void ProgramBuilder::emitCommands(ProgramOp program) {
   OpBuilder builder(context);
   builder.setInsertionPointToEnd(&program.getBlock());
   for (Operation &op : func.getBody().front()) {
+    if (auto collective = dyn_cast<CollectiveOp>(op)) {
+      emitCollective(builder, collective);
+      continue;
+    }
     if (auto dispatch = dyn_cast<DispatchOp>(op)) {
       SmallVector<BufferAttr> reads, writes;
       SmallVector<Attribute> bindings;
@@ -389,6 +421,8 @@ LogicalResult ProgramBuilder::build() {
   auto program = ProgramOp::create(builder, func.getLoc(), func.getSymName(),
                                    func.getFunctionType(), arenaSize);
   emitCommands(program);
+  if (!channels.empty())
+    program.setChannelsAttr(builder.getArrayAttr(channels));
   func.erase();
   return success();
 }

@@ -304,6 +304,32 @@ LogicalResult ModuleWriter::addRodata(RodataOp rodata) {
   return success();
 }
 
+// The dialect's collective enums are written as the schema's values.
+static_assert(static_cast<int>(fb::CollectiveOp::AllReduce) ==
+                      static_cast<int>(CollectiveKind::AllReduce) &&
+                  static_cast<int>(fb::CollectiveOp::AllGather) ==
+                      static_cast<int>(CollectiveKind::AllGather) &&
+                  static_cast<int>(fb::CollectiveOp::ReduceScatter) ==
+                      static_cast<int>(CollectiveKind::ReduceScatter) &&
+                  static_cast<int>(fb::CollectiveOp::AllToAll) ==
+                      static_cast<int>(CollectiveKind::AllToAll) &&
+                  static_cast<int>(fb::CollectiveOp::Broadcast) ==
+                      static_cast<int>(CollectiveKind::Broadcast),
+              "kiln::CollectiveKind must mirror kiln.schema.CollectiveOp");
+static_assert(static_cast<int>(fb::ReductionOp::None) ==
+                      static_cast<int>(ReductionKind::None) &&
+                  static_cast<int>(fb::ReductionOp::Sum) ==
+                      static_cast<int>(ReductionKind::Sum) &&
+                  static_cast<int>(fb::ReductionOp::Prod) ==
+                      static_cast<int>(ReductionKind::Prod) &&
+                  static_cast<int>(fb::ReductionOp::Min) ==
+                      static_cast<int>(ReductionKind::Min) &&
+                  static_cast<int>(fb::ReductionOp::Max) ==
+                      static_cast<int>(ReductionKind::Max) &&
+                  static_cast<int>(fb::ReductionOp::Avg) ==
+                      static_cast<int>(ReductionKind::Avg),
+              "kiln::ReductionKind must mirror kiln.schema.ReductionOp");
+
 FailureOr<std::unique_ptr<fb::CommandEntryT>>
 ModuleWriter::getCommand(Operation &op) {
   auto entry = std::make_unique<fb::CommandEntryT>();
@@ -333,6 +359,21 @@ ModuleWriter::getCommand(Operation &op) {
     entry->command.Set(std::move(command));
   } else if (isa<BarrierCommandOp>(op)) {
     entry->command.Set(fb::BarrierCommandT());
+  } else if (auto collective = dyn_cast<CollectiveCommandOp>(op)) {
+    fb::CollectiveCommandT command;
+    // kiln::CollectiveKind and ReductionKind mirror the schema's enums.
+    command.op = static_cast<fb::CollectiveOp>(collective.getKind());
+    command.reduction = static_cast<fb::ReductionOp>(collective.getReduction());
+    command.element_type = getElementType(collective.getElementType());
+    if (command.element_type == fb::ElementType::Invalid)
+      return op.emitError("collective element type ")
+             << collective.getElementType() << " has no module encoding";
+    command.element_count = collective.getCount();
+    command.send = std::make_unique<fb::BufferRef>(toBufferRef(collective.getSend()));
+    command.recv = std::make_unique<fb::BufferRef>(toBufferRef(collective.getRecv()));
+    command.root = static_cast<int32_t>(collective.getRoot());
+    command.channel = static_cast<uint32_t>(collective.getChannel());
+    entry->command.Set(std::move(command));
   } else {
     return op.emitError("cannot serialize command '") << op.getName() << "'";
   }
@@ -357,6 +398,17 @@ LogicalResult ModuleWriter::addFunction(ProgramOp program) {
   }
   function->transient_size = program.getTransientSize();
   function->transient_alignment = 64;
+  if (std::optional<ArrayAttr> channels = program.getChannels()) {
+    for (Attribute attr : *channels) {
+      auto channel = cast<ChannelAttr>(attr);
+      auto entry = std::make_unique<fb::ChannelT>();
+      entry->grid = channel.getGrid().getValue().str();
+      entry->axes.assign(channel.getAxes().begin(), channel.getAxes().end());
+      entry->grid_shape.assign(channel.getShape().begin(),
+                               channel.getShape().end());
+      function->channels.push_back(std::move(entry));
+    }
+  }
   for (Operation &op : program.getBlock()) {
     auto command = getCommand(op);
     if (failed(command))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/InputConversion/Passes.h"
 
+#include "ShardSupport.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -83,9 +84,14 @@ struct VerifyInputLegalityPass
 // Returns failure after reporting the first problem found on `op`, so that
 // one bad op gives one error. Operands are not checked: each is a result or
 // argument that is reported where it is defined.
-static LogicalResult verifyOp(Operation *op) {
+static LogicalResult verifyOp(Operation *op,
+                              SymbolTableCollection &symbolTables) {
   StringRef dialect = op->getName().getDialectNamespace();
   StringRef name = op->getName().getStringRef();
+
+  // Grids and collectives of SPMD programs (see kiln-lower-collectives).
+  if (dialect == "shard" && op->isRegistered())
+    return kiln::verifySupportedShardOp(op, symbolTables);
 
   static const llvm::StringSet<> controlFlowDialects = {"scf", "cf", "affine",
                                                          "async"};
@@ -161,13 +167,14 @@ static LogicalResult verifyFunction(func::FuncOp func) {
 void VerifyInputLegalityPass::runOnOperation() {
   ModuleOp module = getOperation();
   bool failed = false;
+  SymbolTableCollection symbolTables;
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == module.getOperation())
       return WalkResult::advance();
     if (auto func = dyn_cast<func::FuncOp>(op))
       if (mlir::failed(verifyFunction(func)))
         failed = true;
-    if (mlir::failed(verifyOp(op))) {
+    if (mlir::failed(verifyOp(op, symbolTables))) {
       failed = true;
       // What a rejected op holds (e.g. a loop body) adds no information.
       return WalkResult::skip();

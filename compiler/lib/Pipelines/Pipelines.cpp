@@ -15,8 +15,13 @@
 using namespace mlir;
 
 void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm) {
-  // Check first, so errors point at what the user wrote.
+  // Sharding annotations (if any) become per-rank functions with explicit
+  // collectives; everything else is then checked first, so that errors point
+  // at what the user wrote.
+  pm.addPass(createPartitionShardsPass());
   pm.addPass(createVerifyInputLegalityPass());
+  // Collectives on rank-major layouts, with linalg transposes around them.
+  pm.addPass(createLowerCollectivesPass());
   // tosa -> linalg (named and generic), then what tosa leaves to tensor and
   // arith. Validation is off: legality above is Kiln's own contract.
   tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions(),

@@ -73,3 +73,72 @@ func.func @f() {
   kiln.cmd.barrier
   return
 }
+
+// -----
+
+func.func @gather_shape(%x: tensor<4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{result type must be 'tensor<2x4xf32>' for 'all_gather' over 2 ranks, got 'tensor<4x4xf32>'}}
+  %0 = kiln.collective all_gather %x over <@grid, axes = [0], shape = [2]> : tensor<4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @scatter_shape(%x: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{input must be the 2 rank-major slices of the result, expected 'tensor<2x2xf32>', got 'tensor<4xf32>'}}
+  %0 = kiln.collective reduce_scatter reduction = sum %x over <@grid, axes = [0], shape = [2]> : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @missing_reduction(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'all_reduce' needs a reduction}}
+  %0 = kiln.collective all_reduce %x over <@grid, axes = [0], shape = [2]> : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @extra_reduction(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'broadcast' takes no reduction, got sum}}
+  %0 = kiln.collective broadcast reduction = sum %x over <@grid, axes = [0], shape = [2]> : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_root(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{root 2 is not a rank of the group (size 2)}}
+  %0 = kiln.collective broadcast root = 2 %x over <@grid, axes = [0], shape = [2]> : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_channel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{channel axes must be distinct grid axes in [0, 1), got axis 1}}
+  %0 = kiln.collective all_reduce reduction = sum %x over <@grid, axes = [1], shape = [2]> : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+kiln.program @p : (tensor<4xf32>) -> tensor<4xf32> transient_size(0) {
+  // expected-error @+1 {{channel 0 is not a channel of program @p}}
+  kiln.cmd.collective all_reduce(sum) 4 x f32 channel(0) root(0) send <input[0], offset = 0, length = 16> recv <output[0], offset = 0, length = 16>
+}
+
+// -----
+
+kiln.program @p : (tensor<4xf32>) -> tensor<4xf32> transient_size(0) channels [#kiln.channel<@g, axes = [0], shape = [4]>] {
+  // expected-error @+1 {{recv length 16 differs from 1 x 'f32'}}
+  kiln.cmd.collective reduce_scatter(sum) 4 x f32 channel(0) root(0) send <input[0], offset = 0, length = 16> recv <output[0], offset = 0, length = 16>
+}
+
+// -----
+
+kiln.program @p : (tensor<6xf32>) -> tensor<6xf32> transient_size(0) channels [#kiln.channel<@g, axes = [0], shape = [4]>] {
+  // expected-error @+1 {{count 6 is not divisible by the group size 4}}
+  kiln.cmd.collective all_to_all(none) 6 x f32 channel(0) root(0) send <input[0], offset = 0, length = 24> recv <output[0], offset = 0, length = 24>
+}

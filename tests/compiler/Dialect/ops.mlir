@@ -34,3 +34,26 @@ func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   %d = kiln.dispatch @k::@k(%r) : (tensor<2xf32>) -> tensor<2xf32>
   return %d : tensor<2xf32>
 }
+
+// Collectives on rank-major layouts and their commands.
+// CHECK-LABEL: func.func @collectives
+// CHECK: kiln.collective all_reduce reduction = sum %{{.*}} over <@grid, axes = [0, 1], shape = [2, 2]> : tensor<4xf32> -> tensor<4xf32>
+// CHECK: kiln.collective all_gather %{{.*}} over <@grid, axes = [1], shape = [2, 2]> : tensor<4xf32> -> tensor<2x4xf32>
+// CHECK: kiln.collective reduce_scatter reduction = avg %{{.*}} over <@grid, axes = [1], shape = [2, 2]> : tensor<2x4xf32> -> tensor<4xf32>
+// CHECK: kiln.collective all_to_all %{{.*}} : tensor<2x4xf32> -> tensor<2x4xf32>
+// CHECK: kiln.collective broadcast root = 1 %{{.*}} : tensor<4xi1> -> tensor<4xi1>
+func.func @collectives(%x: tensor<4xf32>, %b: tensor<4xi1>) -> (tensor<4xf32>, tensor<2x4xf32>, tensor<4xi1>) {
+  %0 = kiln.collective all_reduce reduction = sum %x over <@grid, axes = [0, 1], shape = [2, 2]> : tensor<4xf32> -> tensor<4xf32>
+  %1 = kiln.collective all_gather %0 over <@grid, axes = [1], shape = [2, 2]> : tensor<4xf32> -> tensor<2x4xf32>
+  %2 = kiln.collective reduce_scatter reduction = avg %1 over <@grid, axes = [1], shape = [2, 2]> : tensor<2x4xf32> -> tensor<4xf32>
+  %3 = kiln.collective all_to_all %1 over <@grid, axes = [0], shape = [2, 2]> : tensor<2x4xf32> -> tensor<2x4xf32>
+  %4 = kiln.collective broadcast root = 1 %b over <@grid, axes = [0], shape = [2, 2]> : tensor<4xi1> -> tensor<4xi1>
+  return %2, %3, %4 : tensor<4xf32>, tensor<2x4xf32>, tensor<4xi1>
+}
+
+// CHECK-LABEL: kiln.program @collective_commands
+// CHECK-SAME: channels [#kiln.channel<@grid, axes = [1, 0], shape = [2, 3]>]
+// CHECK: kiln.cmd.collective all_gather(none) 4 x f32 channel(0) root(0) send <input[0], offset = 0, length = 16> recv <output[0], offset = 0, length = 96>
+kiln.program @collective_commands : (tensor<4xf32>) -> tensor<6x4xf32> transient_size(0) channels [#kiln.channel<@grid, axes = [1, 0], shape = [2, 3]>] {
+  kiln.cmd.collective all_gather(none) 4 x f32 channel(0) root(0) send <input[0], offset = 0, length = 16> recv <output[0], offset = 0, length = 96>
+}

@@ -121,3 +121,66 @@ func.func @tosa_control_flow(%c: tensor<i1>, %a: tensor<4xf32>) -> tensor<4xf32>
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// SPMD programs: a static grid and the collectives Kiln lowers are legal.
+shard.grid @grid(shape = 2x2)
+func.func @collectives(%x: tensor<4x2xf32>, %b: tensor<4xi1>) -> (tensor<4x2xf32>, tensor<4x4xf32>, tensor<4xi1>) {
+  %0 = shard.all_reduce %x on @grid grid_axes = [0, 1] reduction = average : tensor<4x2xf32> -> tensor<4x2xf32>
+  %1 = shard.all_gather %0 on @grid grid_axes = [1] gather_axis = 1 : tensor<4x2xf32> -> tensor<4x4xf32>
+  %2 = shard.broadcast %b on @grid grid_axes = [0] root = [1] : (tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4x2xf32>, tensor<4x4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// expected-error @+1 {{grid @grid must have a static shape: the number of ranks of a run is fixed when it starts}}
+shard.grid @grid(shape = 2x?)
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @avg_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{reduction 'average' of 'shard.all_reduce' needs a float element type, got 'i32'; reduce with 'sum' and divide instead}}
+  %0 = shard.all_reduce %x on @grid grid_axes = [0] reduction = average : tensor<4xi32> -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @reduce_i1(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{element type 'i1' of 'shard.all_reduce' is not supported; supported: i8, i16, i32, i64, f16, bf16, f32, f64}}
+  %0 = shard.all_reduce %x on @grid grid_axes = [0] : tensor<4xi1> -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @shift(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{shard op 'shard.shift' is not supported; Kiln lowers static shard.grid and shard.all_reduce, shard.all_gather, shard.reduce_scatter, shard.all_to_all and shard.broadcast}}
+  %0 = shard.shift %x on @grid grid_axes = [0] shift_axis = 0 offset = 1 rotate : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @all_slice(%x: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{shard op 'shard.all_slice' is not supported}}
+  %0 = shard.all_slice %x on @grid grid_axes = [0] slice_axis = 0 : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @annotated(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{sharding annotation 'shard.sharding' must be partitioned first (kiln-partition-shards)}}
+  %s = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  // expected-error @+1 {{sharding annotation 'shard.shard' must be partitioned first (kiln-partition-shards)}}
+  %0 = shard.shard %x to %s : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

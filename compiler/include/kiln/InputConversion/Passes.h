@@ -7,6 +7,8 @@
 #ifndef KILN_INPUTCONVERSION_PASSES_H_
 #define KILN_INPUTCONVERSION_PASSES_H_
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -17,12 +17,75 @@ def VerifyInputLegalityPass
     - tensor and scalar element types among i1, i8, i16, i32, i64, f16, bf16,
       f32 and f64 (plus `index` for scalars inside op bodies),
     - only ops of the func (no `func.call`), arith, math, linalg and tensor
-      dialects, and tosa ops other than its control flow.
+      dialects, and tosa ops other than its control flow,
+    - of the shard dialect only static `shard.grid`s and the collectives
+      Kiln lowers (`shard.all_reduce`, `all_gather`, `reduce_scatter`,
+      `all_to_all`, `broadcast`) on static tensors of i8..f64 (i1 for the
+      non-reducing ones) with a reduction among sum, product, min, max and
+      average (average on floats only). Sharding annotations must have been
+      partitioned (kiln-partition-shards); the other shard ops that
+      partitioning may leave (all_slice, shift, send/recv, process indices,
+      ...) are rejected.
 
     Control flow (scf, cf, tosa.cond_if/while_loop), dynamic shapes, unknown
     ops and unsupported types are each reported once per op, naming what was
     found and what is supported; the pass then fails.
   }];
+}
+
+def PartitionShardsPass : Pass<"kiln-partition-shards", "::mlir::ModuleOp"> {
+  let summary = "Partitions functions with shard annotations into per-rank "
+                "SPMD functions";
+  let description = [{
+    When the module holds `shard.shard` annotations, runs upstream
+    `sharding-propagation` and `shard-partition` on every function (then CSE
+    and canonicalization, which fold the rank-dependent selects partitioning
+    leaves for replicated accumulators), so that each function computes one
+    rank's shard with explicit collectives (`shard.all_reduce`, ...). The
+    function signature becomes per-rank: arguments and results take their
+    local shard shapes. Modules without annotations are left unchanged.
+
+    Grids must have static shapes; a dynamic `shard.grid` is reported at its
+    location before anything is partitioned.
+  }];
+  // What the partitioned functions may contain (the dynamic pipeline
+  // cannot load dialects while it runs).
+  let dependentDialects = ["::mlir::shard::ShardDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def LowerCollectivesPass : Pass<"kiln-lower-collectives", "::mlir::ModuleOp"> {
+  let summary = "Lowers shard collectives to kiln.collective on rank-major "
+                "layouts";
+  let description = [{
+    Rewrites every `shard.all_reduce|all_gather|reduce_scatter|all_to_all|
+    broadcast` into a `kiln.collective` over a `#kiln.channel` (grid name,
+    grid axes, grid shape) and the layout changes that make its data
+    contiguous per rank:
+
+    - all_gather along axis a: the collective yields `N x input`
+      (rank-major); a `linalg.transpose` moves the rank dimension in front
+      of dimension a (none when a = 0) and a `tensor.collapse_shape` merges
+      the two.
+    - reduce_scatter along a: `tensor.expand_shape` splits dimension a into
+      `N x (size / N)` and a transpose moves N outermost, so chunk r is
+      contiguous.
+    - all_to_all: split like reduce_scatter along split_axis, exchange, then
+      merge like all_gather along concat_axis.
+    - broadcast: the root's multi-index over grid_axes becomes its linear
+      index in the group.
+
+    Collectives over a group of one rank are their input. Unsupported
+    collectives (dynamic shapes or roots, element types, reductions) are
+    reported at their location. `shard.grid` ops are removed afterwards.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def DecomposeAggregatedOpsPass

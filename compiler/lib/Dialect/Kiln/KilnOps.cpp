@@ -3,7 +3,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -81,6 +83,104 @@ bool BufferAttr::overlaps(BufferAttr other) const {
 }
 
 //===----------------------------------------------------------------------===//
+// ChannelAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ChannelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                    FlatSymbolRefAttr grid, ArrayRef<int64_t> axes,
+                    ArrayRef<int64_t> shape) {
+  if (shape.empty() || llvm::any_of(shape, [](int64_t s) { return s <= 0; }))
+    return emitError() << "channel grid shape must be static and positive";
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) ||
+        !seen.insert(axis).second)
+      return emitError() << "channel axes must be distinct grid axes in [0, "
+                         << shape.size() << "), got axis " << axis;
+  return success();
+}
+
+int64_t ChannelAttr::getGroupSize() const {
+  int64_t size = 1;
+  for (int64_t axis : getAxes())
+    size *= getShape()[axis];
+  return size;
+}
+
+// Whether the collective combines elements (and so needs a reduction).
+static bool isReducing(CollectiveKind kind) {
+  return kind == CollectiveKind::AllReduce ||
+         kind == CollectiveKind::ReduceScatter;
+}
+
+// Checks what every collective form shares: a reduction exactly where the
+// collective combines elements, and a root inside the group.
+static LogicalResult verifyCollectiveAttrs(Operation *op, CollectiveKind kind,
+                                           ReductionKind reduction,
+                                           int64_t root, int64_t groupSize) {
+  if (isReducing(kind) != (reduction != ReductionKind::None))
+    return op->emitOpError("'")
+           << stringifyCollectiveKind(kind)
+           << (isReducing(kind) ? "' needs a reduction"
+                                : "' takes no reduction, got ")
+           << (isReducing(kind) ? "" : stringifyReductionKind(reduction));
+  int64_t maxRoot = kind == CollectiveKind::Broadcast ? groupSize : 1;
+  if (root < 0 || root >= maxRoot)
+    return op->emitOpError("root ")
+           << root << " is not a rank of the group (size " << groupSize
+           << ")" << (kind == CollectiveKind::Broadcast ? "" : "; only broadcast has a root");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CollectiveOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CollectiveOp::verify() {
+  int64_t n = getChannel().getGroupSize();
+  if (failed(verifyCollectiveAttrs(*this, getKind(), getReduction(), getRoot(),
+                                   n)))
+    return failure();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  if (!inputType.hasStaticShape() || !resultType.hasStaticShape())
+    return emitOpError("needs static shapes");
+  auto withGroup = [&](RankedTensorType type) {
+    SmallVector<int64_t> shape{n};
+    llvm::append_range(shape, type.getShape());
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  RankedTensorType expected;
+  switch (getKind()) {
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::Broadcast:
+    expected = inputType;
+    break;
+  case CollectiveKind::AllGather:
+    expected = withGroup(inputType);
+    break;
+  case CollectiveKind::ReduceScatter:
+    if (inputType != withGroup(resultType))
+      return emitOpError("input must be the ")
+             << n << " rank-major slices of the result, expected "
+             << withGroup(resultType) << ", got " << inputType;
+    return success();
+  case CollectiveKind::AllToAll:
+    if (inputType.getRank() == 0 || inputType.getDimSize(0) != n)
+      return emitOpError("input must have the group size ")
+             << n << " as outermost dimension, got " << inputType;
+    expected = inputType;
+    break;
+  }
+  if (resultType != expected)
+    return emitOpError("result type must be ")
+           << expected << " for '" << stringifyCollectiveKind(getKind())
+           << "' over " << n << " ranks, got " << resultType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RodataRefOp
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +255,49 @@ LogicalResult FillCommandOp::verify() {
     return emitOpError("target length ")
            << getTarget().getLength() << " is not a multiple of the "
            << width / 8 << "-byte pattern";
+  return success();
+}
+
+LogicalResult CollectiveCommandOp::verify() {
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  std::optional<ArrayAttr> channels = program.getChannels();
+  int64_t channel = getChannel();
+  if (!channels || channel >= static_cast<int64_t>(channels->size()))
+    return emitOpError("channel ")
+           << channel << " is not a channel of program @"
+           << program.getSymName();
+  int64_t n = cast<ChannelAttr>((*channels)[channel]).getGroupSize();
+  if (failed(verifyCollectiveAttrs(*this, getKind(), getReduction(), getRoot(),
+                                   n)))
+    return failure();
+  Type elementType = getElementType();
+  if (!elementType.isIntOrFloat())
+    return emitOpError("element type must be an integer or float, got ")
+           << elementType;
+  uint64_t elementBytes =
+      llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+  uint64_t count = getCount();
+  uint64_t recvCount = count;
+  if (getKind() == CollectiveKind::AllGather)
+    recvCount = count * n;
+  if (getKind() == CollectiveKind::ReduceScatter ||
+      getKind() == CollectiveKind::AllToAll) {
+    if (count % n != 0)
+      return emitOpError("count ")
+             << count << " is not divisible by the group size " << n;
+    if (getKind() == CollectiveKind::ReduceScatter)
+      recvCount = count / n;
+  }
+  if (getSend().getLength() != count * elementBytes)
+    return emitOpError("send length ")
+           << getSend().getLength() << " differs from " << count << " x "
+           << elementType;
+  if (getRecv().getLength() != recvCount * elementBytes)
+    return emitOpError("recv length ")
+           << getRecv().getLength() << " differs from " << recvCount << " x "
+           << elementType;
+  if (getSend().overlaps(getRecv()))
+    return emitOpError("send and recv overlap");
   return success();
 }
 

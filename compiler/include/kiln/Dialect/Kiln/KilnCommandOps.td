@@ -52,8 +52,9 @@ def Kiln_ProgramOp : Kiln_Op<"program", [
     What a host function became after memory planning: its signature
     (`function_type`, the tensors of the function's inputs and outputs), the
     size of its transient arena (one per function, offsets planned
-    statically) and the commands the runtime records once and replays on
-    every call.
+    statically), the channels its collectives run over (`channels`, indexed
+    by `kiln.cmd.collective`; absent when there are none) and the commands
+    the runtime records once and replays on every call.
 
     ```mlir
     kiln.program @main : (tensor<4xf32>) -> tensor<4xf32> transient_size(0) {
@@ -63,11 +64,13 @@ def Kiln_ProgramOp : Kiln_Op<"program", [
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
-                       I64Attr:$transient_size);
+                       I64Attr:$transient_size,
+                       OptionalAttr<TypedArrayAttrBase<Kiln_ChannelAttr,
+                           "array of channels">>:$channels);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `transient_size` `(` $transient_size `)`
-    attr-dict-with-keyword $body
+    (`channels` $channels^)? attr-dict-with-keyword $body
   }];
   let skipDefaultBuilders = 1;
   let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
@@ -117,6 +120,36 @@ def Kiln_FillCommandOp : Kiln_CommandOp<"fill"> {
 def Kiln_BarrierCommandOp : Kiln_CommandOp<"barrier"> {
   let summary = "Earlier commands complete before later ones start";
   let assemblyFormat = "attr-dict";
+}
+
+def Kiln_CollectiveCommandOp : Kiln_CommandOp<"collective"> {
+  let summary = "Runs a collective over the ranks of one channel";
+  let description = [{
+    Every rank of the group `channels[channel]` of the enclosing program
+    runs it with `count` elements of `element_type` read from `send` (the
+    per-rank send count) and writes `recv`, with the HAL semantics of
+    `kind` (N = group size): all_reduce and broadcast write `count`
+    elements, all_gather `count * N`, reduce_scatter `count / N`,
+    all_to_all `count`. `root` is the broadcast root's index in the group.
+
+    ```mlir
+    kiln.cmd.collective all_gather(none) 12 x f32 channel(0) root(0)
+        send #kiln.buffer<input[0], offset = 0, length = 48>
+        recv #kiln.buffer<output[0], offset = 0, length = 96>
+    ```
+  }];
+  let arguments = (ins Kiln_CollectiveKind:$kind,
+                       Kiln_ReductionKind:$reduction,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$count,
+                       TypeAttr:$element_type,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$channel,
+                       I64Attr:$root,
+                       Kiln_BufferAttr:$send, Kiln_BufferAttr:$recv);
+  let assemblyFormat = [{
+    $kind `(` $reduction `)` $count `x` $element_type `channel` `(` $channel `)`
+    `root` `(` $root `)` `send` $send `recv` $recv attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KILN_DIALECT_KILN_COMMAND_OPS

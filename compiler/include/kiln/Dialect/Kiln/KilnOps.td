@@ -107,6 +107,49 @@ def Kiln_YieldOp : Kiln_Op<"yield", [
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives (produced by kiln-lower-collectives)
+//===----------------------------------------------------------------------===//
+
+def Kiln_CollectiveOp : Kiln_Op<"collective", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "A collective over the ranks of a channel, on rank-major data";
+  let description = [{
+    Runs one collective of the HAL over the group of ranks that `channel`
+    names (N ranks). Unlike the `shard` ops it works on contiguous rank-major
+    layouts, so that it maps one to one onto a `kiln.cmd.collective`:
+
+    - `all_reduce`: `T -> T`, elementwise `reduction` over the group.
+    - `all_gather`: `T -> NxT`, slice i of the result is rank i's input.
+    - `reduce_scatter`: `NxT -> T`, rank r gets slice r of the reduction.
+    - `all_to_all`: `NxT -> NxT`, slice j of the input goes to rank j, slice
+      i of the result comes from rank i.
+    - `broadcast`: `T -> T`, rank `root` (index within the group)'s input.
+
+    `reduction` is `none` exactly for all_gather, all_to_all and broadcast.
+    Dispatch creation keeps it out of kernels; host lowering turns it into a
+    command reading the input's buffer and writing the result's.
+
+    ```mlir
+    %r = kiln.collective all_gather %x
+        over <@grid, axes = [0], shape = [2]>
+        : tensor<4x3xf32> -> tensor<2x4x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_CollectiveKind:$kind,
+                       DefaultValuedAttr<Kiln_ReductionKind,
+                           "::mlir::kiln::ReductionKind::None">:$reduction,
+                       DefaultValuedAttr<I64Attr, "0">:$root,
+                       Kiln_ChannelAttr:$channel,
+                       AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $kind (`reduction` `=` $reduction^)? (`root` `=` $root^)? $input
+    `over` $channel attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 include "kiln/Dialect/Kiln/KilnCommandOps.td"
 
 #endif // KILN_DIALECT_KILN_OPS

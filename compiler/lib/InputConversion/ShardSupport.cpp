@@ -1,0 +1,152 @@
+//===- ShardSupport.cpp - Which shard ops Kiln compiles -------------------===//
+#include "ShardSupport.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+static constexpr const char *kSupportedCollectives =
+    "shard.all_reduce, shard.all_gather, shard.reduce_scatter, "
+    "shard.all_to_all and shard.broadcast";
+
+LogicalResult mlir::kiln::verifyStaticGrid(shard::GridOp grid) {
+  if (grid.getShape().empty() ||
+      llvm::any_of(grid.getShape(), ShapedType::isDynamic))
+    return grid.emitError("grid @")
+           << grid.getSymName()
+           << " must have a static shape: the number of ranks of a run is "
+              "fixed when it starts";
+  return success();
+}
+
+static bool isCollectiveElementType(Type type, bool reducing) {
+  if (auto intType = dyn_cast<IntegerType>(type)) {
+    unsigned width = intType.getWidth();
+    return intType.isSignless() &&
+           ((width == 1 && !reducing) || width == 8 || width == 16 ||
+            width == 32 || width == 64);
+  }
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
+}
+
+static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
+                                     Type elementType) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+  case shard::ReductionKind::Product:
+  case shard::ReductionKind::Min:
+  case shard::ReductionKind::Max:
+    return success();
+  case shard::ReductionKind::Average:
+    if (isa<FloatType>(elementType))
+      return success();
+    return op->emitError("reduction 'average' of '")
+           << op->getName() << "' needs a float element type, got "
+           << elementType << "; reduce with 'sum' and divide instead";
+  default:
+    return op->emitError("reduction '")
+           << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
+           << "' is not supported; supported: sum, product, min, max, "
+              "average";
+  }
+}
+
+// Checks the operand and result of a collective: static tensors of a
+// supported element type, the same one on both sides.
+static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing) {
+  Type inputType = op->getOperand(0).getType();
+  Type resultType = op->getResult(0).getType();
+  for (Type type : {inputType, resultType}) {
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !tensorType.hasStaticShape())
+      return op->emitError("'")
+             << op->getName()
+             << "' needs static-shape ranked tensors, got " << type;
+    if (!isCollectiveElementType(tensorType.getElementType(), reducing))
+      return op->emitError("element type ")
+             << tensorType.getElementType() << " of '" << op->getName()
+             << "' is not supported; supported: "
+             << (reducing ? "" : "i1, ")
+             << "i8, i16, i32, i64, f16, bf16, f32, f64";
+  }
+  if (getElementTypeOrSelf(inputType) != getElementTypeOrSelf(resultType))
+    return op->emitError("'")
+           << op->getName() << "' converts " << getElementTypeOrSelf(inputType)
+           << " to " << getElementTypeOrSelf(resultType)
+           << "; convert the operand first (collectives keep the element "
+              "type)";
+  return success();
+}
+
+LogicalResult
+mlir::kiln::verifySupportedShardOp(Operation *op,
+                                   SymbolTableCollection &symbolTables) {
+  if (auto grid = dyn_cast<shard::GridOp>(op))
+    return verifyStaticGrid(grid);
+  if (isa<shard::ShardingOp, shard::ShardOp>(op))
+    return op->emitError("sharding annotation '")
+           << op->getName()
+           << "' must be partitioned first (kiln-partition-shards)";
+
+  auto checkGrid = [&](FlatSymbolRefAttr gridName) -> LogicalResult {
+    shard::GridOp grid = shard::getGridOrNull(op, gridName, symbolTables);
+    if (!grid)
+      return op->emitError("no shard.grid named ") << gridName;
+    if (failed(verifyStaticGrid(grid)))
+      return op->emitError("'")
+             << op->getName() << "' runs on grid " << gridName
+             << ", which has a dynamic shape";
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<shard::AllReduceOp, shard::ReduceScatterOp>(
+          [&](auto collective) -> LogicalResult {
+            if (failed(checkGrid(collective.getGridAttr())) ||
+                failed(verifyCollectiveTypes(op, /*reducing=*/true)))
+              return failure();
+            return verifyReduction(
+                op, collective.getReduction(),
+                getElementTypeOrSelf(collective.getResult().getType()));
+          })
+      .Case<shard::AllGatherOp, shard::AllToAllOp>(
+          [&](auto collective) -> LogicalResult {
+            if (failed(checkGrid(collective.getGridAttr())))
+              return failure();
+            return verifyCollectiveTypes(op, /*reducing=*/false);
+          })
+      .Case<shard::BroadcastOp>([&](shard::BroadcastOp broadcast)
+                                    -> LogicalResult {
+        if (failed(checkGrid(broadcast.getGridAttr())))
+          return failure();
+        if (!broadcast.getRootDynamic().empty())
+          return op->emitError("'shard.broadcast' needs a static root; the "
+                               "root must be known when compiling");
+        return verifyCollectiveTypes(op, /*reducing=*/false);
+      })
+      .Default([&](Operation *other) {
+        return other->emitError("shard op '")
+               << other->getName()
+               << "' is not supported; Kiln lowers static shard.grid and "
+               << kSupportedCollectives
+               << " (ops that need the rank at run time, point-to-point and "
+                  "rooted gathers/scatters/reduces are not supported)";
+      });
+}
+
+ReductionKind mlir::kiln::convertReduction(shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return ReductionKind::Sum;
+  case shard::ReductionKind::Product:
+    return ReductionKind::Prod;
+  case shard::ReductionKind::Min:
+    return ReductionKind::Min;
+  case shard::ReductionKind::Max:
+    return ReductionKind::Max;
+  case shard::ReductionKind::Average:
+    return ReductionKind::Avg;
+  default:
+    llvm_unreachable("unsupported reduction passed verifySupportedShardOp");
+  }
+}
