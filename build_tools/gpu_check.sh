@@ -41,7 +41,11 @@ if [ "${1:-}" = "--pack" ]; then
   exit 0
 fi
 
-dir=$(cd "${1:-$root/carry/hip}" && pwd)
+dir=$(cd "${1:-$root/carry/hip}" 2>/dev/null && pwd) || {
+  echo "gpu_check: FAIL (no packed build at '${1:-$root/carry/hip}': make one" \
+       "with build_tools/gpu_check.sh --pack BUILD_DIR)"
+  exit 1
+}
 log=${GPU_CHECK_LOG:-/tmp/gpu_check}
 mkdir -p "$log"
 export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -83,7 +87,9 @@ run_gtest() {  # NAME TIMEOUT COMMAND...
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 "$dir/bin/kiln-run" --list-devices 2>&1 | head -5
 
-run_gtest cts 120 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts"
+# The collective tests run in their own stage below (they need 2 GPUs).
+run_gtest cts 120 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts" \
+  --gtest_filter='-*Collective*'
 run_gtest cts_replay 60 env KILN_CTS_DEVICES=hip KILN_HIP_GRAPHS=0 \
   "$dir/bin/kiln_hal_cts" --gtest_filter='*CommandBufferTest*:*ExecutableTest*'
 run_gtest stress 90 "$dir/bin/hip_stress_test"
@@ -96,8 +102,13 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '
 [ "$gpus" -eq 0 ] && command -v rocm-smi >/dev/null &&
   gpus=$(rocm-smi --showid 2>/dev/null | grep -c '^GPU\[')
 if [ "$gpus" -ge 2 ]; then
-  run_gtest collectives 300 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts" \
-    --gtest_filter='*Collective*'
+  # Mismatched collectives are detected only with collective_checks=1 (off
+  # by default: it costs a host round trip per collective).
+  run_gtest collectives 420 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts" \
+    --gtest_filter='*Collective*:-*Mismatched*'
+  run_gtest collective_checks 60 env KILN_CTS_DEVICES=hip \
+    KILN_HIP_COLLECTIVE_CHECKS=1 "$dir/bin/kiln_hal_cts" \
+    --gtest_filter='*Collective*Mismatched*'
   # A pass made only of skips proves nothing: the tests must have run.
   if ! grep -q '^\[       OK \] .*Collective' "$log/collectives.log"; then
     failures+=("collectives (no collective test ran on $gpus GPUs)")

@@ -41,7 +41,7 @@ TEST_F(HipOptionsTest, DefaultsWithoutEnvironment) {
   EXPECT_TRUE(options.graphs);
   EXPECT_TRUE(options.memoryPools);
   EXPECT_EQ(options.injectFailureEvery, 0u);
-  EXPECT_TRUE(options.collectiveChecks);
+  EXPECT_FALSE(options.collectiveChecks);
   EXPECT_TRUE(options.peerAccess);
 }
 

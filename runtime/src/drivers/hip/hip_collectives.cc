@@ -323,7 +323,7 @@ kiln_status_t exchangeSignatures(HipChannel* channel,
                            sizeof(Signature), stream),
       "hipMemcpyAsync (collective signature)"));
   KILN_HIP_RETURN_IF_ERROR(comm.health());
-  KILN_HIP_RETURN_IF_ERROR(nccl.check(
+  KILN_HIP_RETURN_IF_ERROR(comm.checkCall(
       nccl.ncclAllGather(slots + rank * sizeof(Signature), slots,
                          sizeof(Signature), ncclUint8, comm.get(), stream),
       "ncclAllGather (collective signatures)"));
@@ -376,14 +376,18 @@ void Comm::abort(const std::string& why) {
 }
 
 kiln_status_t Comm::health() {
-  if (aborted()) {
-    std::lock_guard<std::mutex> lock(mutex);
-    return makeStatus(KILN_STATUS_ABORTED,
-                      "the collective channel on hip://%d was aborted: %s",
-                      ordinal, reason.c_str());
-  }
   int asyncError = ncclSuccess;
-  int result = nccl->ncclCommGetAsyncError(handle, &asyncError);
+  int result = ncclSuccess;
+  {
+    // Under the mutex: abort() must not free the communicator while NCCL
+    // reads it here.
+    std::lock_guard<std::mutex> lock(mutex);
+    if (aborted())
+      return makeStatus(KILN_STATUS_ABORTED,
+                        "the collective channel on hip://%d was aborted: %s",
+                        ordinal, reason.c_str());
+    result = nccl->ncclCommGetAsyncError(handle, &asyncError);
+  }
   if (result == ncclSuccess && (asyncError == ncclSuccess ||
                                 asyncError == ncclInProgress))
     return nullptr;
@@ -395,6 +399,12 @@ kiln_status_t Comm::health() {
   abort(std::string(statusMessage(status)));
   return annotate(status, "collective channel on hip://%d (now aborted)",
                   ordinal);
+}
+
+kiln_status_t Comm::checkCall(int result, const char* what) {
+  if (result == ncclSuccess) return nullptr;
+  if (aborted()) return health();
+  return nccl->check(result, what);
 }
 
 void CommList::add(const std::shared_ptr<Comm>& comm) {
@@ -573,26 +583,26 @@ kiln_status_t issueCollective(kiln_hal_channel_t* base,
   uint64_t ranks = uint64_t(base->count);
   switch (op.kind) {
     case KILN_HAL_COLLECTIVE_ALL_REDUCE:
-      return nccl.check(nccl.ncclAllReduce(send, recv, op.element_count,
+      return comm.checkCall(nccl.ncclAllReduce(send, recv, op.element_count,
                                            type.nccl, reduction, comm.get(),
                                            stream),
                         "ncclAllReduce");
     case KILN_HAL_COLLECTIVE_REDUCE_SCATTER:
-      return nccl.check(
+      return comm.checkCall(
           nccl.ncclReduceScatter(send, recv, op.element_count / ranks,
                                  type.nccl, reduction, comm.get(), stream),
           "ncclReduceScatter");
     case KILN_HAL_COLLECTIVE_ALL_GATHER:
-      return nccl.check(nccl.ncclAllGather(send, recv, sendBytes, ncclUint8,
+      return comm.checkCall(nccl.ncclAllGather(send, recv, sendBytes, ncclUint8,
                                            comm.get(), stream),
                         "ncclAllGather");
     case KILN_HAL_COLLECTIVE_BROADCAST:
-      return nccl.check(nccl.ncclBroadcast(send, recv, sendBytes, ncclUint8,
+      return comm.checkCall(nccl.ncclBroadcast(send, recv, sendBytes, ncclUint8,
                                            op.root, comm.get(), stream),
                         "ncclBroadcast");
     case KILN_HAL_COLLECTIVE_ALL_TO_ALL: {
       uint64_t chunk = sendBytes / ranks;
-      KILN_HIP_RETURN_IF_ERROR(nccl.check(nccl.ncclGroupStart(),
+      KILN_HIP_RETURN_IF_ERROR(comm.checkCall(nccl.ncclGroupStart(),
                                           "ncclGroupStart (all_to_all)"));
       // Every call between start and end is made, so that the group is
       // closed whatever fails; the first error is reported.
@@ -606,7 +616,7 @@ kiln_status_t issueCollective(kiln_hal_channel_t* base,
       }
       int ended = nccl.ncclGroupEnd();
       if (result == ncclSuccess) result = ended;
-      return nccl.check(result, "ncclSend/ncclRecv (all_to_all)");
+      return comm.checkCall(result, "ncclSend/ncclRecv (all_to_all)");
     }
   }
   return makeStatus(KILN_STATUS_INVALID_ARGUMENT, "unknown collective kind %d",

@@ -11,7 +11,7 @@
 //     reductions need a type NCCL has: i1, i16 and u16 are UNIMPLEMENTED;
 //     all_to_all is ncclGroupStart + per-peer ncclSend/ncclRecv +
 //     ncclGroupEnd (NCCL has no all-to-all call);
-//   - with the collective_checks option (default on) each collective first
+//   - with the collective_checks option (default off) each collective first
 //     all-gathers a 32-byte signature of every rank's arguments and compares
 //     them on the host, so that mismatched collectives, or one rank whose
 //     buffers are wrong, fail on every rank with INVALID_ARGUMENT instead of
@@ -62,6 +62,10 @@ class Comm {
   // ABORTED if aborted, the asynchronous error if NCCL reports one (and
   // then aborts), else OK.
   kiln_status_t health();
+  // The status of an NCCL call on this communicator that returned |result|:
+  // once the communicator is aborted (from another thread, say) every call
+  // fails, and the abort is what gets reported.
+  kiln_status_t checkCall(int result, const char* what);
 
  private:
   std::shared_ptr<const NcclLibrary> nccl;

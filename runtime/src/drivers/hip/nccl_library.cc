@@ -41,6 +41,15 @@ kiln_status_t loadNcclLibrary(const std::string& platformName,
   } else {
     candidates = {"libnccl.so.2"};
   }
+  // Make every connection when a communicator is created. Since NCCL 2.22
+  // the default connects lazily inside the first collective that needs a
+  // path, and that call then blocks the queue thread until the peer makes
+  // the same call; only an abort from another thread could end that wait,
+  // which races with the call still inside NCCL. With connections made at
+  // init (which waits for all ranks anyway), collective calls only enqueue
+  // work, and waiting for peers happens where the driver polls and can stop.
+  // A value the user set wins.
+  setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0);
   std::string tried;
   for (const std::string& path : candidates) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
