@@ -17,6 +17,16 @@ A test is taken when its RUN lines are `kiln-compile %s ...` followed by
 plain `kiln-run %t.vmfb ...` lines (negative tests with `not`, pipes or
 FileCheck stay on the lit suite). The kiln-run lines are used unchanged but
 for --device, so the expected outputs and tolerances are the lit suite's.
+
+SPMD tests (tests/e2e/spmd: `rm -rf %t && mkdir -p %t`, then
+`%python %S/Inputs/<gen>.py ... %t` writing per-rank data, then
+`kiln-compile %s ... -o %t/m.vmfb` and `kiln-run %t/m.vmfb ...` with `%%r`
+file names) are packed too: the data is generated here, and each run knows
+its rank count (the product of the module's `shard.grid` shape). On the
+device machine an SPMD run takes one device per rank, `--device=D://0 ..
+D://N-1` in one process; with --multi-process each rank also runs in its own
+process (--rank/--world-size, file rendezvous). Runs needing more devices
+than --devices are reported as not run.
 """
 import argparse
 import json
@@ -26,6 +36,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,23 +61,45 @@ def run_lines(path):
 
 
 def parse_test(path):
-    """(compile args, [kiln-run args]) or None when the test is not plain."""
-    compile_args, runs = None, []
+    """(compile args, [kiln-run args], [data generation commands]) or None
+    when the test is not plain."""
+    compile_args, runs, generate = None, [], []
+    module = "%t.vmfb"
     for command in run_lines(path):
+        if command in ("rm -rf %t && mkdir -p %t", "rm -f %t.vmfb"):
+            continue
         words = shlex.split(command)
         if words[:2] == ["rm", "-f"]:
             continue
         if any(w in ("|", "||", "&&", ";", ">", "2>&1") for w in words):
             return None
-        if words[:2] == ["kiln-compile", "%s"] and compile_args is None:
+        if words[:1] == ["%python"] and compile_args is None:
+            generate.append(words[1:])
+        elif words[:2] == ["kiln-compile", "%s"] and compile_args is None:
             compile_args = words[2:]
-        elif words[:2] == ["kiln-run", "%t.vmfb"] and compile_args is not None:
+            if "-o" in compile_args:
+                module = compile_args[compile_args.index("-o") + 1]
+        elif words[:2] == ["kiln-run", module] and compile_args is not None:
             runs.append(words[2:])
         else:
             return None
     if compile_args is None or not runs:
         return None
-    return compile_args, runs
+    return compile_args, runs, generate
+
+
+def grid_ranks(path):
+    """Ranks an SPMD program runs on (product of its shard.grid shape); 1
+    for other programs."""
+    with open(path) as f:
+        m = re.search(r"shard\.grid\s+@\w+\s*\(\s*shape\s*=\s*([0-9x]+)",
+                      f.read())
+    if not m:
+        return 1
+    ranks = 1
+    for extent in m.group(1).split("x"):
+        ranks *= int(extent)
+    return ranks
 
 
 def pack(args):
@@ -86,10 +119,28 @@ def pack(args):
             if parsed is None:
                 skipped += 1
                 continue
-            compile_args, runs = parsed
-            module = rel.replace(os.sep, "__")[:-len(".mlir")] + ".vmfb"
+            compile_args, runs, generate = parsed
+            key = rel.replace(os.sep, "__")
+            module = key[:-len(".mlir")] + ".vmfb"
+            tmp = os.path.join(out, "data", key + ".d")
+            if generate:
+                os.makedirs(tmp)
+                for gen in generate:
+                    gen = [a.replace("%S", dirpath).replace("%t", tmp)
+                           for a in gen]
+                    result = subprocess.run([sys.executable] + gen,
+                                            capture_output=True, text=True)
+                    if result.returncode != 0:
+                        failed.append((rel, result.stderr.strip().splitlines()[-3:]))
+                        break
+                else:
+                    gen = None
+                if gen is not None:
+                    continue
+            output = compile_args[compile_args.index("-o") + 1] \
+                if "-o" in compile_args else None
             cargs = [a for a in compile_args if not a.startswith("--target=")
-                     and a not in ("-o", "%t.vmfb")]
+                     and a not in ("-o", output)]
             cmd = [args.kiln_compile, path, "--target=" + args.targets,
                    "-o", os.path.join(out, "modules", module)] + cargs
             result = subprocess.run(cmd, capture_output=True, text=True)
@@ -104,9 +155,12 @@ def pack(args):
                         data = rel.replace(os.sep, "__") + "__" + os.path.basename(src)
                         shutil.copy(src, os.path.join(out, "data", data))
                         a = a.split("@", 1)[0] + "@{PACK}/data/" + data
+                    a = a.replace("%t", "{PACK}/data/" + key + ".d")
+                    a = a.replace("%%r", "%r")
                     if not a.startswith("--device="):
                         fixed.append(a)
-                manifest.append({"test": rel, "module": module, "args": fixed})
+                manifest.append({"test": rel, "module": module, "args": fixed,
+                                 "ranks": grid_ranks(path)})
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     for rel, lines in failed:
@@ -118,33 +172,86 @@ def pack(args):
     return 1 if failed else 0
 
 
+def run_one(cmd, timeout):
+    """(ok, last lines of output) of one kiln-run."""
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True,
+                                timeout=timeout)
+        return (result.returncode == 0,
+                (result.stdout + result.stderr).strip().splitlines()[-3:])
+    except subprocess.TimeoutExpired:
+        return False, ["timed out after %ds" % timeout]
+
+
+def run_processes(cmds, timeout):
+    """Runs |cmds| at once (one process per rank); (ok, last lines)."""
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+             for c in cmds]
+    ok, detail, deadline = True, [], time.time() + timeout
+    for rank, proc in enumerate(procs):
+        try:
+            out, _ = proc.communicate(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            for p in procs:
+                p.kill()
+            return False, ["rank %d timed out after %ds" % (rank, timeout)]
+        if proc.returncode != 0:
+            ok = False
+            detail += ["rank %d: %s" % (rank, line)
+                       for line in out.strip().splitlines()[-2:]]
+    return ok, detail
+
+
 def run(args):
     pack_dir = os.path.abspath(args.pack)
     with open(os.path.join(pack_dir, "manifest.json")) as f:
         manifest = json.load(f)
-    passed, failures = 0, []
+    driver = args.device.split("://")[0]
+    passed, failures, not_run, spmd = 0, [], [], 0
     start = time.time()
     for entry in manifest:
-        cmd = [args.kiln_run, os.path.join(pack_dir, "modules", entry["module"]),
-               "--device=" + args.device]
-        cmd += ["--plugin=" + p for p in args.plugin]
-        cmd += [a.replace("{PACK}", pack_dir) for a in entry["args"]]
-        try:
-            result = subprocess.run(cmd, capture_output=True, text=True,
-                                    timeout=args.timeout)
-            ok = result.returncode == 0
-            detail = (result.stdout + result.stderr).strip().splitlines()[-3:]
-        except subprocess.TimeoutExpired:
-            ok, detail = False, ["timed out after %ds" % args.timeout]
-        if ok:
-            passed += 1
+        module = os.path.join(pack_dir, "modules", entry["module"])
+        rest = ["--plugin=" + p for p in args.plugin]
+        rest += [a.replace("{PACK}", pack_dir) for a in entry["args"]]
+        ranks = entry.get("ranks", 1)
+        modes = []
+        if ranks == 1:
+            modes.append(("", [args.kiln_run, module, "--device=" + args.device]
+                          + rest))
+        elif args.devices and ranks > args.devices:
+            not_run.append("%s (%d ranks)" % (entry["test"], ranks))
+            continue
         else:
-            failures.append(entry["test"])
-            print("FAIL %s: %s" % (entry["test"], " / ".join(detail)))
-    print("e2e on %s: %d passed, %d failed of %d runs (%d tests) in %.1fs"
-          % (args.device, passed, len(failures), len(manifest),
-             len({m['test'] for m in manifest}), time.time() - start))
-    return 1 if failures else 0
+            spmd += 1
+            devices = ["--device=%s://%d" % (driver, r) for r in range(ranks)]
+            modes.append((" [%d ranks, one process]" % ranks,
+                          [args.kiln_run, module] + devices + rest))
+            if args.multi_process:
+                rendezvous = tempfile.mkdtemp(prefix="kiln-rdv-")
+                modes.append((" [%d ranks, %d processes]" % (ranks, ranks), [
+                    [args.kiln_run, module, devices[r], "--rank=%d" % r,
+                     "--world-size=%d" % ranks,
+                     "--rendezvous=file:" + rendezvous] + rest
+                    for r in range(ranks)]))
+        for label, cmd in modes:
+            if isinstance(cmd[0], list):
+                ok, detail = run_processes(cmd, args.timeout)
+            else:
+                ok, detail = run_one(cmd, args.timeout)
+            if ok:
+                passed += 1
+            else:
+                failures.append(entry["test"] + label)
+                print("FAIL %s%s: %s" % (entry["test"], label, " / ".join(detail)))
+    total = passed + len(failures)
+    print("e2e on %s: %d passed, %d failed of %d runs (%d tests, %d SPMD) in "
+          "%.1fs%s" % (args.device, passed, len(failures), total,
+                       len({m['test'] for m in manifest}) - len(not_run), spmd,
+                       time.time() - start,
+                       "; not run for lack of devices: " + ", ".join(not_run)
+                       if not_run else ""))
+    return 1 if failures or total == 0 else 0
 
 
 def main():
@@ -161,6 +268,11 @@ def main():
     r.add_argument("--pack", required=True)
     r.add_argument("--plugin", action="append", default=[])
     r.add_argument("--timeout", type=int, default=60)
+    r.add_argument("--devices", type=int, default=0,
+                   help="devices of the driver; SPMD runs needing more are "
+                        "not run (0: no limit)")
+    r.add_argument("--multi-process", action="store_true",
+                   help="also run each SPMD test with one process per rank")
     args = parser.parse_args()
     return pack(args) if args.mode == "pack" else run(args)
 
