@@ -8,4 +8,9 @@
 // ExecutableVariant.format of host shared objects following host_abi.h.
 #define KILN_HOST_FORMAT "elf-so-v1"
 
+// ExecutableVariant.format of AMD GPU code objects (amdhsa ELF, code object
+// v5) and of NVIDIA PTX text (NUL-terminated), one variant per chip.
+#define KILN_ROCM_FORMAT "hsaco"
+#define KILN_CUDA_FORMAT "ptx"
+
 #endif  // KILN_SCHEMAS_MODULE_CONSTANTS_H_

@@ -3,7 +3,8 @@
 // Keeps math functions out of device libraries wherever MLIR can compute
 // them itself: expansions and polynomial approximations for f32 (and f16 /
 // bf16 through f32), LLVM intrinsics where the backend has an instruction.
-// Only f64 transcendental functions are left for ocml / libdevice.
+// Only f64 transcendental functions are left: for ocml on ROCm, for
+// kiln-gpu-expand-f64-math on CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,9 @@ using namespace mlir::kiln;
 namespace {
 
 // Replaces an f32 (or, with `allowF64`, f64) math op by the LLVM intrinsic
-// op computing the same function (same operands and result type).
+// op computing the same function (same operands and result type). 1-D
+// vectors (from kiln-gpu-vectorize) are computed element by element:
+// convert-gpu-to-rocdl only accepts the scalar intrinsics.
 template <typename MathOp, typename IntrinsicOp>
 struct MathToIntrinsic : OpRewritePattern<MathOp> {
   MathToIntrinsic(MLIRContext *ctx, bool allowF64)
@@ -39,8 +42,25 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
     Type element = getElementTypeOrSelf(op.getType());
     if (!element.isF32() && !(element.isF64() && allowF64))
       return failure();
-    rewriter.replaceOpWithNewOp<IntrinsicOp>(op, op.getType(),
-                                             op->getOperands());
+    auto vectorType = dyn_cast<VectorType>(op.getType());
+    if (!vectorType) {
+      rewriter.replaceOpWithNewOp<IntrinsicOp>(op, op.getType(),
+                                               op->getOperands());
+      return success();
+    }
+    if (vectorType.getRank() != 1 || vectorType.isScalable())
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> elements;
+    for (int64_t i = 0, e = vectorType.getNumElements(); i < e; ++i) {
+      SmallVector<Value> operands;
+      for (Value operand : op->getOperands())
+        operands.push_back(vector::ExtractOp::create(rewriter, loc, operand,
+                                                     ArrayRef<int64_t>{i}));
+      elements.push_back(IntrinsicOp::create(rewriter, loc, element, operands));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vectorType,
+                                                        elements);
     return success();
   }
 

@@ -59,6 +59,7 @@ static void buildTileStage(OpPassManager &pm,
   GPUSelectStrategyPassOptions strategy;
   strategy.subgroupSize = options.subgroupSize;
   strategy.maxWorkgroupSize = options.maxWorkgroupSize;
+  strategy.chip = options.chip;
   f.addPass(createGPUSelectStrategyPass(strategy));
   f.addPass(createGPUTileToWorkgroupsPass());
   addCleanup(f);
@@ -79,6 +80,7 @@ static void buildDistributeStage(OpPassManager &pm,
                                  const GPUCodegenOptions &) {
   OpPassManager &f = pm.nest<func::FuncOp>();
   f.addPass(createGPUDistributeToThreadsPass());
+  f.addPass(createGPUVectorizePass());
   f.addPass(createGPUMapToIdsPass());
   addCleanup(f);
 }
@@ -98,12 +100,16 @@ static void buildScalarStage(OpPassManager &pm,
   GPULowerMathPassOptions math;
   math.backend = options.backend == GPUBackend::ROCDL ? "rocdl" : "nvvm";
   f.addPass(createGPULowerMathPass(math));
+  // ROCm links ocml for f64 transcendentals; Kiln's PTX has no libdevice.
+  if (options.backend == GPUBackend::NVVM)
+    f.addPass(createGPUExpandF64MathPass());
   // bf16 conversions as integer ops (neither backend needs a libcall then);
   // ceildiv/floordiv as plain arithmetic.
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   f.addPass(arith::createArithExpandOpsPass(expand));
   addCleanup(f);
+  f.addPass(createGPUAlignVectorAccessesPass());
 }
 
 // 5. gpu.func kernels lowered by upstream ROCDL / NVVM conversions with

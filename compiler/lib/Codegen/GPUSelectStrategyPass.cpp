@@ -42,7 +42,38 @@ struct GPUStrategy {
   int64_t workgroupSize = 1;
   int64_t threadTile = 1;
   std::string reduction = "none";
+  // Matrix-core instruction of "matmul" kernels; empty for none.
+  std::string intrinsic;
 };
+
+static std::optional<SmallVector<int64_t>> staticLoopRanges(Operation *op);
+
+// The AMD matrix-core instruction for a 16x16x16 f16 matmul on `chip`, if
+// it has one: MFMA on CDNA 2/3/4 (wave64), WMMA on RDNA 3 (wave32).
+static StringRef getMatrixCoreIntrinsic(StringRef chip, int64_t subgroupSize) {
+  if ((chip == "gfx90a" || chip == "gfx942" || chip == "gfx950") &&
+      subgroupSize == 64)
+    return "mfma_f32_16x16x16_f16";
+  if (chip.starts_with("gfx11") && subgroupSize == 32)
+    return "wmma_f32_16x16x16_f16";
+  return "";
+}
+
+// Whether `root`, producing the result, is a matmul the 16x16x16 matrix
+// instructions compute exactly: f16 x f16 -> f32, every size a multiple
+// of 16.
+static bool fitsMatrixCore(Operation *root, Operation *producer) {
+  auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
+  if (!matmul || root != producer || matmul.hasUserDefinedMaps())
+    return false;
+  std::optional<SmallVector<int64_t>> sizes = staticLoopRanges(root);
+  if (!sizes || llvm::any_of(*sizes, [](int64_t s) { return s % 16 != 0; }))
+    return false;
+  auto elementType = [&](Value v) { return getElementTypeOrSelf(v.getType()); };
+  return elementType(matmul.getDpsInputs()[0]).isF16() &&
+         elementType(matmul.getDpsInputs()[1]).isF16() &&
+         elementType(matmul.getDpsInits()[0]).isF32();
+}
 
 // The op carrying the kernel's main work: the (last) linalg op with
 // reduction loops, else the op producing the result.
@@ -107,7 +138,7 @@ static int64_t elementBits(Operation *op) {
 }
 
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
-                                  int64_t maxWorkgroupSize) {
+                                  int64_t maxWorkgroupSize, StringRef chip) {
   GPUStrategy strategy;
   strategy.workgroupSize =
       std::max<int64_t>(1, std::min(kSubgroupsPerWorkgroup * subgroupSize,
@@ -127,6 +158,20 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   SmallVector<utils::IteratorType> iterators =
       tileable.getLoopIteratorTypes();
   strategy.workgroupTile.assign(sizes->size(), 0);
+
+  // Matmuls on matrix cores: one subgroup per 16x16 output tile.
+  StringRef intrinsic = getMatrixCoreIntrinsic(chip, subgroupSize);
+  if (strategy.kind == "matmul" && !intrinsic.empty() &&
+      fitsMatrixCore(root, producer)) {
+    strategy.intrinsic = intrinsic.str();
+    strategy.reduction = "thread";
+    strategy.workgroupSize = subgroupSize;
+    strategy.workgroupTile = {16, 16, 0};
+    strategy.workgroupCount = ((*sizes)[0] / 16) * ((*sizes)[1] / 16);
+    if ((*sizes)[0] == 16 && (*sizes)[1] == 16)
+      strategy.workgroupTile.clear();
+    return strategy;
+  }
 
   // Reductions over the innermost loops with enough elements per output to
   // keep a workgroup busy: one workgroup per output row, all its threads
@@ -227,7 +272,7 @@ struct GPUSelectStrategyPass
       return signalPassFailure();
     }
     GPUStrategy strategy =
-        selectStrategy(func, subgroupSize, maxWorkgroupSize);
+        selectStrategy(func, subgroupSize, maxWorkgroupSize, chip);
 
     Builder b(func.getContext());
     SmallVector<NamedAttribute> entries = {
@@ -242,6 +287,9 @@ struct GPUSelectStrategyPass
         b.getNamedAttr("reduction", b.getStringAttr(strategy.reduction)),
         b.getNamedAttr("subgroup_size", b.getI64IntegerAttr(subgroupSize)),
     };
+    if (!strategy.intrinsic.empty())
+      entries.push_back(
+          b.getNamedAttr("intrinsic", b.getStringAttr(strategy.intrinsic)));
     if (!strategy.root.empty())
       entries.push_back(b.getNamedAttr("root", b.getStringAttr(strategy.root)));
     func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));

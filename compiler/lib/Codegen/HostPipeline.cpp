@@ -65,14 +65,16 @@ static void buildVectorizeStage(OpPassManager &pm,
 }
 
 // 5. Loops over scalars. 16-bit floats compute in f32 with conversions
-//    expanded to integer ops; math ops become arithmetic or libm calls.
+//    expanded to integer ops; f32 exp, log, tanh, erf, ... become inline
+//    polynomial approximations (vectors stay vectors), f64 transcendental
+//    functions libm calls.
 static void buildScalarStage(OpPassManager &pm,
                              const HostCodegenPipelineOptions &) {
   OpPassManager &f = pm.nest<func::FuncOp>();
   f.addPass(createConvertLinalgToLoopsPass());
   f.addPass(memref::createFoldMemRefAliasOpsPass());
   f.addPass(math::createMathExtendToSupportedTypes());
-  f.addPass(math::createMathExpandOpsPass());
+  f.addPass(createHostLowerMathPass());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   emulate.targetTypeStr = "f32";

@@ -181,6 +181,32 @@ def HostExpandSmallFloatsPass
                            "::mlir::math::MathDialect"];
 }
 
+def HostLowerMathPass : Pass<"kiln-host-lower-math", "func::FuncOp"> {
+  let summary = "Compute f32 math functions inline so that they stay "
+                "vectorized";
+  let description = [{
+    x86 has no instruction for exp, log, tanh or erf, so LLVM lowers these
+    math functions to one libm call per vector lane. This pass keeps them
+    in registers: compound functions are expanded into simpler ones (sinh,
+    powf, exp2, ...; `math-expand-ops`), powers with constant exponents
+    become multiplications and square roots, and f32 exp, expm1, log, log2,
+    log1p, tanh and erf (scalars and vectors; f16/bf16 after
+    `math-extend-to-supported-types`) become MLIR's polynomial
+    approximations. f32 log and log2 of denormal inputs are first scaled
+    into the normal range (the approximation clamps them to the smallest
+    normal). f64 functions, and f32 functions whose approximation is not
+    accurate over the whole range (sin, cos, atan, ...), are left to libm.
+    f32 floor becomes conversions to and from i32 (x86 before SSE4.1 has
+    no vector floor; LLVM would call floorf per lane). Last, every `math.fma` becomes `arith.mulf` +
+    `arith.addf` with the
+    `contract` flag: fused where the CPU has FMA, never a per-lane `fmaf`
+    call where it has not.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def HostAddABIWrapperPass : Pass<"kiln-host-add-abi-wrapper", "ModuleOp"> {
   let summary = "Wrap each LLVM kernel in the host_abi.h entry point";
   let description = [{
@@ -240,8 +266,15 @@ def GPUSelectStrategyPass
     * `workgroup_size`: threads per workgroup, a multiple of the subgroup size
       (4 subgroups: 256 threads on wave64 CDNA, 128 on wave32 RDNA/NVIDIA).
     * `thread_tile`: contiguous innermost elements each thread handles per
-      step (4 for 32-bit elementwise kernels whose innermost size allows
-      128-bit accesses, else 1).
+      step (128 bits: 4 for 32-bit, 8 for 16-bit elementwise kernels whose
+      innermost size allows it, else 1); kiln-gpu-vectorize turns such a
+      chunk into one 128-bit load/store per operand.
+    * `intrinsic` (matmuls on AMD matrix cores only): "mfma_f32_16x16x16_f16"
+      on gfx90a/gfx942/gfx950 or "wmma_f32_16x16x16_f16" on gfx11xx, for a
+      `linalg.matmul` producing the result with f16 inputs, an f32 result
+      and M, N, K multiples of 16: each workgroup is one subgroup computing
+      one 16x16 output tile (kiln-gpu-distribute-to-threads emits
+      amdgpu.mfma / amdgpu.wmma). Other matmuls use the generic strategy.
     * `reduction`: "workgroup" when the root reduces over its innermost loops
       with a large enough extent: all threads of a workgroup cooperate on one
       output element, accumulating partials and combining them through
@@ -258,6 +291,9 @@ def GPUSelectStrategyPass
            "Threads per wave (AMD) or warp (NVIDIA)">,
     Option<"maxWorkgroupSize", "max-workgroup-size", "int64_t",
            /*default=*/"1024", "Upper bound on threads per workgroup">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "Target chip (gfx942, sm_90, ...); enables matrix-core "
+           "intrinsics where the chip has them">,
   ];
 }
 
@@ -315,14 +351,56 @@ def GPUDistributeToThreadsPass
     element, every thread accumulates a strided slice of the reduction space
     into a partial, the partials go to a `memref.alloc` in
     `#gpu.address_space<workgroup>` and are combined by a tree reduction
-    separated by `gpu.barrier`s. A `gpu.barrier` separates consecutive ops,
-    since an op may read what another thread wrote in the previous one.
+    separated by `gpu.barrier`s. When the strategy names a matrix-core
+    `intrinsic`, a `linalg.matmul` (16xK f16 * Kx16 f16 -> 16x16 f32 per
+    workgroup of one subgroup) becomes a loop over K in steps of 16 where
+    each lane loads its fragments in the instruction's layout and
+    accumulates with `amdgpu.mfma` / `amdgpu.wmma`; a tile that does not fit
+    is an error. A `gpu.barrier` separates consecutive ops, since an op may
+    read what another thread wrote in the previous one.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::affine::AffineDialect",
+                           "::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GPUVectorizePass : Pass<"kiln-gpu-vectorize", "func::FuncOp"> {
+  let summary = "Vectorize per-thread chunks into 128-bit loads and stores";
+  let description = [{
+    Under a `kiln.gpu_strategy` with `thread_tile` = N > 1 (each thread
+    owns N contiguous elements of the innermost loop, 128 bits), every
+    per-thread linalg op inside the thread forall whose iteration space is
+    exactly 1 x ... x 1 x N, all parallel, with operands that are contiguous
+    along the innermost loop (last index = that loop, stride 1) or do not
+    depend on it (broadcasts), and 8/16/32-bit element types, is vectorized:
+    one `vector.load` per contiguous operand, a broadcast for the others,
+    the body on `vector<N x T>` and one `vector.store`. Partial tiles,
+    strided or transposed operands and other types stay scalar (correct,
+    just narrower accesses). kiln-gpu-align-vector-accesses later marks the
+    accesses whose alignment it can prove.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def GPUAlignVectorAccessesPass
+    : Pass<"kiln-gpu-align-vector-accesses", "func::FuncOp"> {
+  let summary = "Give vector loads/stores the alignment their indices prove";
+  let description = [{
+    For each `vector.load` / `vector.store` on a kernel binding (after
+    fold-memref-alias-ops, so the memref is the binding itself), proves that
+    the linearized element offset is a multiple of some k from the index
+    computations (constants, thread / block ids times constants, loop
+    induction variables with aligned bounds and steps, affine.apply) and
+    sets `alignment` = min(vector bytes, k * element bytes). Binding
+    pointers are at least 16-byte aligned (Kiln binds whole allocations and
+    arena slices aligned to 64 bytes). NVPTX emits ld.global.v4 only for
+    16-byte-aligned accesses; the AMDGPU backend needs 4 bytes.
+  }];
 }
 
 def GPUMapToIdsPass : Pass<"kiln-gpu-map-to-ids", "func::FuncOp"> {
@@ -353,8 +431,9 @@ def GPULowerMathPass : Pass<"kiln-gpu-lower-math", "func::FuncOp"> {
     one-instruction functions become device-library calls in the upstream
     conversions and kiln-gpu-unwrap-kernels turns them back into
     intrinsics. What remains (f64 transcendental functions) is left to
-    convert-gpu-to-rocdl (ocml calls, linked from the device libraries) or
-    convert-gpu-to-nvvm (libdevice calls). Also drops fast-math flags from
+    convert-gpu-to-rocdl (ocml calls, linked from the device libraries); on
+    NVVM, kiln-gpu-expand-f64-math expands f64 exp and log next (there is
+    no libdevice). Also drops fast-math flags from
     arith.extf/truncf, which LLVM's fpext/fptrunc cannot carry.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -365,6 +444,27 @@ def GPULowerMathPass : Pass<"kiln-gpu-lower-math", "func::FuncOp"> {
     Option<"backend", "backend", "std::string", /*default=*/"\"rocdl\"",
            "GPU backend: rocdl or nvvm">,
   ];
+}
+
+def GPUExpandF64MathPass
+    : Pass<"kiln-gpu-expand-f64-math", "func::FuncOp"> {
+  let summary = "Expand f64 exp and log into arithmetic (no libdevice)";
+  let description = [{
+    Replaces `math.exp` and `math.log` on f64 (scalars and vectors) by
+    arithmetic: exp by Cody-Waite range reduction (n = round(x / ln2),
+    r = x - n * ln2_hi - n * ln2_lo), a degree-13 polynomial and scaling by
+    2^n built in the exponent bits; log by splitting exponent and mantissa
+    (mantissa in [sqrt(1/2), sqrt(2)), subnormals rescaled), the odd series
+    of 2 atanh(s) in s = (m - 1) / (m + 1) and k * ln2 in two parts. Zero,
+    negative, subnormal, infinite and NaN inputs, overflow and underflow
+    give the IEEE results; the error is at most 1 ulp. The NVVM recipe runs
+    it after kiln-gpu-lower-math (whose expansions turn tanh, pow, sinh,
+    ... into exp and log) because Kiln's PTX links no libdevice; on the
+    host it computes the same functions, which is how its accuracy is
+    tested against libm.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def GPUWrapKernelsPass : Pass<"kiln-gpu-wrap-kernels", "ModuleOp"> {

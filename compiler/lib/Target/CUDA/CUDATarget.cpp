@@ -13,14 +13,11 @@
 
 #include "mlir/IR/Diagnostics.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 
 #include <mutex>
 
@@ -122,36 +119,23 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
   codegenOptions.subgroupSize = 32;
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
-  SmallVector<KernelLaunchInfo> kernels;
-  FailureOr<OwningOpRef<ModuleOp>> module =
-      lowerKernels(executable, codegenOptions, kTargetName, dump, kernels);
-  if (failed(module))
-    return failure();
-
   std::unique_ptr<llvm::TargetMachine> tm =
       createTargetMachine(loc, chip, options.optLevel);
   if (!tm)
     return failure();
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(**module, llvmContext, *tm, kTargetName);
-  if (!llvmModule || failed(annotateKernels(loc, *llvmModule, kernels)))
+  FailureOr<TranslatedExecutable> translated = lowerAndTranslate(
+      executable, codegenOptions, *tm, llvmContext, kTargetName, dump,
+      [&](llvm::Module &module, ArrayRef<KernelLaunchInfo> kernels) {
+        return annotateKernels(loc, module, kernels);
+      });
+  if (failed(translated))
     return failure();
-  if (failed(dump.write(loc, "ll", [&](raw_ostream &os) {
-        llvmModule->print(os, nullptr);
-      })))
+  llvm::Module *llvmModule = translated->module.get();
+  ArrayRef<KernelLaunchInfo> kernels = translated->kernels;
+  if (failed(internalizeAndOptimize(loc, *llvmModule, kernels, *tm,
+                                    options.optLevel, kTargetName, name)))
     return failure();
-
-  llvm::StringSet<> kernelNames;
-  for (const KernelLaunchInfo &kernel : kernels)
-    kernelNames.insert(kernel.name);
-  llvm::internalizeModule(*llvmModule, [&](const llvm::GlobalValue &value) {
-    return kernelNames.contains(value.getName());
-  });
-  optimizeModule(*llvmModule, *tm, options.optLevel);
-  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
-    return emitError(loc) << "cuda target: optimized LLVM IR of executable '"
-                          << name << "' is invalid";
   // NVPTX expands only exp2 on f32/f16 (ex2.approx) by itself.
   if (failed(checkTranscendentals(
           loc, *llvmModule, kTargetName, chip.name,

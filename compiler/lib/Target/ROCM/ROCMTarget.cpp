@@ -17,16 +17,13 @@
 
 #include "mlir/IR/Diagnostics.h"
 
-#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
-#include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
-#include "llvm/Transforms/IPO/Internalize.h"
 
 #include <mutex>
 
@@ -147,25 +144,20 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
   codegenOptions.subgroupSize = chip.wavefrontSize;
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
-  SmallVector<KernelLaunchInfo> kernels;
-  FailureOr<OwningOpRef<ModuleOp>> module =
-      lowerKernels(executable, codegenOptions, kTargetName, dump, kernels);
-  if (failed(module))
-    return failure();
-
   std::unique_ptr<llvm::TargetMachine> tm =
       createTargetMachine(loc, chip, options.optLevel);
   if (!tm)
     return failure();
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(**module, llvmContext, *tm, kTargetName);
-  if (!llvmModule || failed(annotateKernels(loc, *llvmModule, kernels)))
+  FailureOr<TranslatedExecutable> translated = lowerAndTranslate(
+      executable, codegenOptions, *tm, llvmContext, kTargetName, dump,
+      [&](llvm::Module &module, ArrayRef<KernelLaunchInfo> kernels) {
+        return annotateKernels(loc, module, kernels);
+      });
+  if (failed(translated))
     return failure();
-  if (failed(dump.write(loc, "ll", [&](raw_ostream &os) {
-        llvmModule->print(os, nullptr);
-      })))
-    return failure();
+  llvm::Module *llvmModule = translated->module.get();
+  ArrayRef<KernelLaunchInfo> kernels = translated->kernels;
 
   replaceTranscendentalsWithOCML(*llvmModule);
   if (llvm::Error error =
@@ -173,18 +165,9 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
     return emitError(loc) << "rocm target: executable '" << name << "' on "
                           << chip.name << ": "
                           << llvm::toString(std::move(error));
-  // Only the kernels are entry points; everything else (device-library
-  // functions, helpers) may be inlined, specialized or dropped.
-  llvm::StringSet<> kernelNames;
-  for (const KernelLaunchInfo &kernel : kernels)
-    kernelNames.insert(kernel.name);
-  llvm::internalizeModule(*llvmModule, [&](const llvm::GlobalValue &value) {
-    return kernelNames.contains(value.getName());
-  });
-  optimizeModule(*llvmModule, *tm, options.optLevel);
-  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
-    return emitError(loc) << "rocm target: optimized LLVM IR of executable '"
-                          << name << "' is invalid";
+  if (failed(internalizeAndOptimize(loc, *llvmModule, kernels, *tm,
+                                    options.optLevel, kTargetName, name)))
+    return failure();
   if (failed(checkTranscendentals(loc, *llvmModule, kTargetName, chip.name,
                                   isNativeAMDGPUTranscendental)))
     return failure();

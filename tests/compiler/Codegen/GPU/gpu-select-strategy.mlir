@@ -179,3 +179,21 @@ func.func @two_results(%a: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   } -> tensor<16xf32>
   return %r, %a : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// f16: 128 bits are 8 elements per thread (kiln-gpu-vectorize turns them
+// into one 16-byte load/store per thread).
+// WAVE64-LABEL: func.func @elementwise_f16
+// WAVE64-SAME: thread_tile = 8 : i64
+// WAVE32-LABEL: func.func @elementwise_f16
+// WAVE32-SAME: thread_tile = 8 : i64
+func.func @elementwise_f16(%a: tensor<64x512xf16>) -> tensor<64x512xf16> {
+  %e = tensor.empty() : tensor<64x512xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<64x512xf16>) outs(%e : tensor<64x512xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    %y = arith.addf %x, %x : f16
+    linalg.yield %y : f16
+  } -> tensor<64x512xf16>
+  return %r : tensor<64x512xf16>
+}

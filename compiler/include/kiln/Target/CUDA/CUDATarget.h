@@ -8,6 +8,7 @@
 #ifndef KILN_TARGET_CUDA_CUDATARGET_H_
 #define KILN_TARGET_CUDA_CUDATARGET_H_
 
+#include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,7 +24,7 @@ namespace mlir::kiln {
 // Binary format of CUDA variants in the module (ExecutableVariant.format).
 // The binary is the PTX text followed by one NUL byte, so a driver can hand
 // the bytes to cuModuleLoadData as they are.
-inline constexpr llvm::StringLiteral kCUDABinaryFormat = "ptx";
+inline constexpr llvm::StringLiteral kCUDABinaryFormat = KILN_CUDA_FORMAT;
 
 // What the compiler knows about one NVIDIA chip.
 struct CUDAChipInfo {

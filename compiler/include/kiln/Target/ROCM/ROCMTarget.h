@@ -8,6 +8,7 @@
 #ifndef KILN_TARGET_ROCM_ROCMTARGET_H_
 #define KILN_TARGET_ROCM_ROCMTARGET_H_
 
+#include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
@@ -21,7 +22,7 @@
 namespace mlir::kiln {
 
 // Binary format of ROCM variants in the module (ExecutableVariant.format).
-inline constexpr llvm::StringLiteral kROCMBinaryFormat = "hsaco";
+inline constexpr llvm::StringLiteral kROCMBinaryFormat = KILN_ROCM_FORMAT;
 
 // What the compiler knows about one AMD chip.
 struct ROCMChipInfo {

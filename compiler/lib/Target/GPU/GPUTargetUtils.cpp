@@ -14,13 +14,16 @@
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/IPO/Internalize.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
@@ -241,6 +244,46 @@ gpu_target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setTargetTriple(tm.getTargetTriple());
   llvmModule->setDataLayout(tm.createDataLayout());
   return llvmModule;
+}
+
+FailureOr<gpu_target::TranslatedExecutable> gpu_target::lowerAndTranslate(
+    ExecutableOp executable, const GPUCodegenOptions &options,
+    llvm::TargetMachine &tm, llvm::LLVMContext &context, StringRef targetName,
+    const DumpWriter &dump,
+    function_ref<LogicalResult(llvm::Module &, ArrayRef<KernelLaunchInfo>)>
+        annotate) {
+  Location loc = executable.getLoc();
+  TranslatedExecutable result;
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      lowerKernels(executable, options, targetName, dump, result.kernels);
+  if (failed(module))
+    return failure();
+  result.module = translateToLLVMIR(**module, context, tm, targetName);
+  if (!result.module || failed(annotate(*result.module, result.kernels)))
+    return failure();
+  if (failed(dump.write(loc, "ll", [&](raw_ostream &os) {
+        result.module->print(os, nullptr);
+      })))
+    return failure();
+  return result;
+}
+
+LogicalResult gpu_target::internalizeAndOptimize(
+    Location loc, llvm::Module &module, ArrayRef<KernelLaunchInfo> kernels,
+    llvm::TargetMachine &tm, unsigned optLevel, StringRef targetName,
+    StringRef executableName) {
+  llvm::StringSet<> kernelNames;
+  for (const KernelLaunchInfo &kernel : kernels)
+    kernelNames.insert(kernel.name);
+  llvm::internalizeModule(module, [&](const llvm::GlobalValue &value) {
+    return kernelNames.contains(value.getName());
+  });
+  optimizeModule(module, tm, optLevel);
+  if (llvm::verifyModule(module, &llvm::errs()))
+    return emitError(loc) << targetName << " target: optimized LLVM IR of "
+                          << "executable '" << executableName
+                          << "' is invalid";
+  return success();
 }
 
 void gpu_target::optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,

@@ -6,8 +6,8 @@
 // IR, optimize. Only the device libraries and the final emission differ.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_
-#define KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_
+#ifndef KILN_LIB_TARGET_GPU_GPUTARGETUTILS_H_
+#define KILN_LIB_TARGET_GPU_GPUTARGETUTILS_H_
 
 #include "kiln/Codegen/GPUPipeline.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
@@ -63,6 +63,32 @@ lowerKernels(ExecutableOp executable, const GPUCodegenOptions &options,
              StringRef targetName, const DumpWriter &dump,
              SmallVectorImpl<KernelLaunchInfo> &kernels);
 
+// One executable lowered for one chip and translated to LLVM IR.
+struct TranslatedExecutable {
+  std::unique_ptr<llvm::Module> module;
+  SmallVector<KernelLaunchInfo> kernels;
+};
+
+// The first steps of every GPU target for one chip: the GPU codegen
+// pipeline (lowerKernels), translation for `tm`, the target's own kernel
+// annotations (`annotate`: launch bounds, calling convention checks) and
+// the "ll" dump.
+FailureOr<TranslatedExecutable> lowerAndTranslate(
+    ExecutableOp executable, const GPUCodegenOptions &options,
+    llvm::TargetMachine &tm, llvm::LLVMContext &context, StringRef targetName,
+    const DumpWriter &dump,
+    function_ref<LogicalResult(llvm::Module &, ArrayRef<KernelLaunchInfo>)>
+        annotate);
+
+// Makes everything but the kernels internal (device-library functions and
+// helpers may then be inlined, specialized or dropped), optimizes at
+// `optLevel` and verifies the result.
+LogicalResult internalizeAndOptimize(Location loc, llvm::Module &module,
+                                     ArrayRef<KernelLaunchInfo> kernels,
+                                     llvm::TargetMachine &tm,
+                                     unsigned optLevel, StringRef targetName,
+                                     StringRef executableName);
+
 // Translates the lowered module to LLVM IR for `tm`'s triple and data layout.
 std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
                                                 llvm::LLVMContext &context,
@@ -107,4 +133,4 @@ std::string joinNames(ArrayRef<StringRef> names);
 
 } // namespace mlir::kiln::gpu_target
 
-#endif // KILN_LIB_TARGET_ROCM_GPUTARGETUTILS_H_
+#endif // KILN_LIB_TARGET_GPU_GPUTARGETUTILS_H_

@@ -1,0 +1,168 @@
+//===- HostLowerMathPass.cpp - Inline f32 math for the host ---------------===//
+//
+// x86 has no instruction for exp, log, tanh or erf: LLVM lowers these math
+// functions on vectors to one libm call per lane (extract, call, insert),
+// which makes a vectorized softmax slower than scalar code. MLIR's polynomial
+// approximations compute them with vector arithmetic instead. Only f32
+// functions whose approximation holds over the whole f32 range are replaced;
+// f64 stays on libm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_HOSTLOWERMATHPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Functions replaced by their approximation. Left out on purpose: sin and
+// cos (range reduction in f32 only, wrong for large arguments), atan/atan2,
+// asin/acos, cbrt and erfc (not measured to be within a few ulp), rsqrt
+// (needs AVX2).
+bool isApproximated(StringRef name) {
+  return llvm::is_contained(
+      {math::ExpOp::getOperationName(), math::ExpM1Op::getOperationName(),
+       math::LogOp::getOperationName(), math::Log2Op::getOperationName(),
+       math::Log1pOp::getOperationName(), math::TanhOp::getOperationName(),
+       math::ErfOp::getOperationName()},
+      name);
+}
+
+// Every upstream expansion (math-expand-ops) except fma, which is turned
+// into a contractable multiply-add below.
+constexpr StringRef kExpandedOps[] = {
+    "ctlz", "sinh", "cosh", "tan",   "tanh",  "asinh",     "acosh", "atanh",
+    "ceil", "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt", "clampf"};
+
+Value f32Splat(OpBuilder &b, Location loc, Type type, float value) {
+  Attribute attr = b.getF32FloatAttr(value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = DenseElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr));
+}
+
+// The log approximation clamps its input to the smallest normal float, so
+// log(denormal) would be log(2^-126). Scale denormals by 2^23 into the
+// normal range and subtract 23 * log(2) (or 23 for log2) from the result.
+// Zero, negative numbers, infinities and NaN keep their class under the
+// scaling, so the approximation's special cases still apply.
+template <typename LogOp>
+void scaleDenormalInput(LogOp op, double log2Scale) {
+  Type type = op.getType();
+  if (!getElementTypeOrSelf(type).isF32())
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value x = op.getOperand();
+  Value minNormal = f32Splat(b, loc, type, std::ldexp(1.0f, -126));
+  Value isDenormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           x, minNormal);
+  Value scaled =
+      arith::MulFOp::create(b, loc, x, f32Splat(b, loc, type, 0x1p23f));
+  op.getOperandMutable().assign(
+      arith::SelectOp::create(b, loc, isDenormal, scaled, x));
+
+  b.setInsertionPointAfter(op);
+  Value zero = f32Splat(b, loc, type, 0.0f);
+  Value shift = f32Splat(b, loc, type, static_cast<float>(23 * log2Scale));
+  Value correction =
+      arith::SelectOp::create(b, loc, isDenormal, shift, zero);
+  auto result = arith::SubFOp::create(b, loc, op.getResult(), correction);
+  op.getResult().replaceAllUsesExcept(result, result);
+}
+
+// x86 before SSE4.1 (the default --host-cpu=x86-64) has no vector floor
+// instruction, so LLVM calls libm's floorf per lane; the exp approximation
+// needs a floor. Below 2^23 in magnitude, truncate through i32 (cvttps2dq
+// since SSE2) and subtract one where that rounded up; copysign keeps -0.
+// Larger magnitudes, infinities and NaN are their own floor.
+struct ExpandF32Floor : OpRewritePattern<math::FloorOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::FloorOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Type intType = IntegerType::get(op.getContext(), 32);
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      intType = shaped.clone(intType);
+    Value x = op.getOperand();
+    Value truncated = arith::SIToFPOp::create(
+        rewriter, loc, type, arith::FPToSIOp::create(rewriter, loc, intType, x));
+    Value roundedUp = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, truncated, x);
+    Value minusOne = arith::SubFOp::create(rewriter, loc, truncated,
+                                           f32Splat(rewriter, loc, type, 1.0f));
+    Value floor =
+        arith::SelectOp::create(rewriter, loc, roundedUp, minusOne, truncated);
+    floor = math::CopySignOp::create(rewriter, loc, floor, x);
+    Value small = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OLT,
+        math::AbsFOp::create(rewriter, loc, x),
+        f32Splat(rewriter, loc, type, 0x1p23f));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, floor, x);
+    return success();
+  }
+};
+
+struct HostLowerMathPass
+    : public kiln::impl::HostLowerMathPassBase<HostLowerMathPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    func::FuncOp func = getOperation();
+
+    func.walk([](math::LogOp op) { scaleDenormalInput(op, std::log(2.0)); });
+    func.walk([](math::Log2Op op) { scaleDenormalInput(op, 1.0); });
+
+    // Approximations first (benefit 2): f32 tanh is approximated, not
+    // expanded into exp. Expansions then reduce the other compound functions
+    // (sinh, powf, exp2, ...) to exp and log, which are approximated in turn,
+    // and f32 floor to integer conversions.
+    RewritePatternSet patterns(ctx);
+    populateMathPolynomialApproximationPatterns(patterns, isApproximated,
+                                                /*benefit=*/2);
+    populateMathAlgebraicSimplificationPatterns(patterns);
+    math::populateExpansionPatterns(patterns, kExpandedOps);
+    patterns.add<ExpandF32Floor>(ctx);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+
+    // Without FMA hardware (the default --host-cpu=x86-64) LLVM computes an
+    // fma with a libm `fmaf` call per lane, and the approximations are
+    // written with fma. A multiply and an add that LLVM may contract give a
+    // single rounding where the CPU has FMA and two (as upstream's fma
+    // expansion did) where it has not.
+    auto contract =
+        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+    func.walk([&](math::FmaOp op) {
+      OpBuilder b(op);
+      Value product = arith::MulFOp::create(b, op.getLoc(), op.getA(),
+                                            op.getB(), contract);
+      Value sum = arith::AddFOp::create(b, op.getLoc(), product, op.getC(),
+                                        contract);
+      op.replaceAllUsesWith(sum);
+      op.erase();
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,117 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-vectorize | FileCheck %s
+
+// Each thread owns 4 contiguous f32 (thread_tile = 4): the chunk becomes
+// one vector.load per contiguous operand, the body on vector<4xf32> and one
+// vector.store.
+// CHECK-LABEL: func.func @bias_add
+// CHECK: scf.forall
+// CHECK: scf.forall
+// CHECK-DAG: vector.load %{{.*}} : memref<4xf32, {{.*}}>, vector<4xf32>
+// CHECK-DAG: vector.load %{{.*}} : memref<4xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: vector.store %{{.*}} : memref<4xf32, {{.*}}>, vector<4xf32>
+// CHECK-NOT: linalg.generic
+func.func @bias_add(%arg0: memref<4x512xf32>, %arg1: memref<512xf32>, %arg2: memref<4x512xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  scf.forall (%arg3) in (4) {
+    %subview = memref.subview %arg0[%arg3, 0] [1, 512] [1, 1] : memref<4x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    %subview_0 = memref.subview %arg2[%arg3, 0] [1, 512] [1, 1] : memref<4x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    scf.forall (%arg4, %arg5) = (0, 0) to (1, 512) step (1, 4) {
+      %subview_1 = memref.subview %subview[%arg4, %arg5] [1, 4] [1, 1] : memref<1x512xf32, strided<[512, 1], offset: ?>> to memref<1x4xf32, strided<[512, 1], offset: ?>>
+      %subview_2 = memref.subview %arg1[%arg5] [4] [1] : memref<512xf32> to memref<4xf32, strided<[1], offset: ?>>
+      %subview_3 = memref.subview %subview_0[%arg4, %arg5] [1, 4] [1, 1] : memref<1x512xf32, strided<[512, 1], offset: ?>> to memref<1x4xf32, strided<[512, 1], offset: ?>>
+      linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%subview_1, %subview_2 : memref<1x4xf32, strided<[512, 1], offset: ?>>, memref<4xf32, strided<[1], offset: ?>>) outs(%subview_3 : memref<1x4xf32, strided<[512, 1], offset: ?>>) {
+      ^bb0(%in: f32, %in_4: f32, %out: f32):
+        %0 = arith.addf %in, %in_4 : f32
+        linalg.yield %0 : f32
+      }
+    } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+  } {mapping = [#gpu.block<linear_dim_0>]}
+  return
+}
+
+// -----
+
+// A per-row operand (d0) does not depend on the innermost loop: one scalar
+// read, broadcast to the chunk.
+// CHECK-LABEL: func.func @row_scale
+// CHECK: vector.load %{{.*}}[] : memref<f32, strided<[], offset: ?>>, vector<f32>
+// CHECK: vector.extract
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<4xf32>
+// CHECK: arith.mulf %{{.*}} : vector<4xf32>
+// CHECK: vector.store
+func.func @row_scale(%a: memref<8x64xf32>, %s: memref<8xf32>, %o: memref<8x64xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64}} {
+  scf.forall (%i, %j) = (0, 0) to (8, 64) step (1, 4) {
+    %a1 = memref.subview %a[%i, %j] [1, 4] [1, 1] : memref<8x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
+    %s1 = memref.subview %s[%i] [1] [1] : memref<8xf32> to memref<1xf32, strided<[1], offset: ?>>
+    %o1 = memref.subview %o[%i, %j] [1, 4] [1, 1] : memref<8x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a1, %s1 : memref<1x4xf32, strided<[64, 1], offset: ?>>, memref<1xf32, strided<[1], offset: ?>>) outs(%o1 : memref<1x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %m = arith.mulf %x, %y : f32
+      linalg.yield %m : f32
+    }
+  } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+  return
+}
+
+// -----
+
+// Not chunks: a partial (dynamic) tile, a transposed operand, a tile of
+// another width than thread_tile, i1 elements, and an op outside any
+// forall. All stay linalg (scalar loops later).
+// CHECK-LABEL: func.func @not_chunks
+// CHECK-NOT: vector.
+// CHECK-COUNT-5: linalg.generic
+// CHECK-NOT: vector.
+func.func @not_chunks(%a: memref<64x64xf32>, %b: memref<64x64xi1>, %n: index) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64}} {
+  scf.forall (%i, %j) = (0, 0) to (64, 64) step (1, 4) {
+    %p = memref.subview %a[%i, %j] [1, %n] [1, 1] : memref<64x64xf32> to memref<1x?xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%p : memref<1x?xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: f32):
+      %y = arith.addf %x, %x : f32
+      linalg.yield %y : f32
+    }
+    %t = memref.subview %a[%j, %i] [4, 1] [1, 1] : memref<64x64xf32> to memref<4x1xf32, strided<[64, 1], offset: ?>>
+    %q = memref.subview %a[%i, %j] [1, 4] [1, 1] : memref<64x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%t : memref<4x1xf32, strided<[64, 1], offset: ?>>) outs(%q : memref<1x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: f32, %o: f32):
+      linalg.yield %x : f32
+    }
+    %w = memref.subview %a[%i, %j] [1, 2] [1, 1] : memref<64x64xf32> to memref<1x2xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%w : memref<1x2xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: f32):
+      %y = arith.addf %x, %x : f32
+      linalg.yield %y : f32
+    }
+    %bits = memref.subview %b[%i, %j] [1, 4] [1, 1] : memref<64x64xi1> to memref<1x4xi1, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%bits : memref<1x4xi1, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: i1):
+      %y = arith.xori %x, %x : i1
+      linalg.yield %y : i1
+    }
+  } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+  %s = memref.subview %a[0, 0] [1, 4] [1, 1] : memref<64x64xf32> to memref<1x4xf32, strided<[64, 1]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%s : memref<1x4xf32, strided<[64, 1]>>) {
+  ^bb0(%x: f32):
+    %y = arith.addf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  return
+}
+
+// -----
+
+// Without a thread tile > 1 nothing changes.
+// CHECK-LABEL: func.func @scalar_strategy
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @scalar_strategy(%a: memref<64x64xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 1 : i64}} {
+  scf.forall (%i, %j) = (0, 0) to (64, 64) step (1, 4) {
+    %q = memref.subview %a[%i, %j] [1, 4] [1, 1] : memref<64x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%q : memref<1x4xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%x: f32):
+      %y = arith.addf %x, %x : f32
+      linalg.yield %y : f32
+    }
+  } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
+  return
+}
