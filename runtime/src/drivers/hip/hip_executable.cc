@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "schemas/module_constants.h"
+
 namespace kiln::hip {
 namespace {
 
@@ -152,7 +154,7 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
                           static_cast<const char*>(params->data) +
                               params->data_length);
   image.push_back('\0');
-  bool ptx = std::strcmp(params->format, "ptx") == 0;
+  bool ptx = std::strcmp(params->format, KILN_CUDA_FORMAT) == 0;
   if (ptx) {
     KILN_HIP_RETURN_IF_ERROR(checkPtxTarget(*context, image.data()));
   } else {

@@ -13,6 +13,7 @@
 
 #include "drivers/hip/hip_platform.h"
 #include "drivers/hip/status_util.h"
+#include "schemas/module_constants.h"
 
 namespace kiln::hip {
 namespace {
@@ -56,7 +57,7 @@ class AmdPlatform final : public Platform {
   const char* name() const override { return "amd"; }
   const std::string& libraryPath() const override { return path; }
   const char* targetBackend() const override { return "rocm"; }
-  const char* executableFormat() const override { return "hsaco"; }
+  const char* executableFormat() const override { return KILN_ROCM_FORMAT; }
 
   std::string version() const override {
     int value = 0;

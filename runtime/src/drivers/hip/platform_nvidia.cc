@@ -20,6 +20,7 @@
 
 #include "drivers/hip/hip_platform.h"
 #include "drivers/hip/status_util.h"
+#include "schemas/module_constants.h"
 
 namespace kiln::hip {
 namespace {
@@ -121,7 +122,7 @@ class NvidiaPlatform final : public Platform {
   const char* name() const override { return "nvidia"; }
   const std::string& libraryPath() const override { return path; }
   const char* targetBackend() const override { return "cuda"; }
-  const char* executableFormat() const override { return "ptx"; }
+  const char* executableFormat() const override { return KILN_CUDA_FORMAT; }
 
   std::string version() const override {
     int value = 0;
