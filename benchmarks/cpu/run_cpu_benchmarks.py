@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Times Kiln host kernels against numpy on the same shapes.
 
-Compiles a set of f32 programs (square matmuls, an elementwise chain, a row
-softmax, a row-sum reduction) with kiln-compile --target=host, times each
+Compiles a set of f32 programs (square matmuls, an elementwise chain, an
+elementwise exp, a row softmax, a row-sum reduction) with kiln-compile --target=host, times each
 with kiln-benchmark on the `local` device and the same computation with
 numpy, and prints a Markdown table with the ratio numpy time / Kiln time
 (> 1: Kiln is faster).
@@ -95,6 +95,26 @@ func.func @main(%a: {t}, %b: {t}, %c: {t}) -> {t} {{
                    f"{rows}x{cols}xf32=2"],
         "flops": 3.0 * rows * cols,
         "numpy": lambda: np.maximum((a + b) * c, 0),
+    }
+
+
+def exp_case():
+    rows, cols = 2048, 2048  # 4M elements
+    t = f"tensor<{rows}x{cols}xf32>"
+    source = f"""
+func.func @main(%x: {t}) -> {t} {{
+  %e = tensor.empty() : {t}
+  %r = linalg.exp ins(%x : {t}) outs(%e : {t}) -> {t}
+  return %r : {t}
+}}
+"""
+    x = np.random.default_rng(4).standard_normal((rows, cols), dtype=np.float32)
+    return {
+        "name": "exp 4M",
+        "source": source,
+        "inputs": [f"{rows}x{cols}xf32=0.5"],
+        "flops": None,
+        "numpy": lambda: np.exp(x),
     }
 
 
@@ -204,7 +224,7 @@ def main():
                      "--build-dir")
 
     cases = [matmul_case(256), matmul_case(512), matmul_case(1024),
-             elementwise_case(), softmax_case(), reduction_case()]
+             elementwise_case(), exp_case(), softmax_case(), reduction_case()]
     if args.only:
         wanted = args.only.split(",")
         cases = [c for c in cases if any(w in c["name"] for w in wanted)]

@@ -30,17 +30,24 @@ using namespace mlir::kiln;
 
 namespace {
 
-// Functions replaced by their approximation. Left out on purpose: sin and
-// cos (range reduction in f32 only, wrong for large arguments), atan/atan2,
-// asin/acos, cbrt and erfc (not measured to be within a few ulp), rsqrt
-// (needs AVX2).
-bool isApproximated(StringRef name) {
+// Functions replaced by their approximation, in two rounds: the compound
+// ones first (their approximations and expansions create exp and log), then
+// exp and log themselves, once every log exists and has had its denormal
+// inputs scaled. Left out on purpose: sin and cos (range reduction in f32
+// only, wrong for large arguments), atan/atan2, asin/acos, cbrt and erfc
+// (not measured to be within a few ulp), rsqrt (needs AVX2).
+bool isApproximatedCompound(StringRef name) {
   return llvm::is_contained(
-      {math::ExpOp::getOperationName(), math::ExpM1Op::getOperationName(),
-       math::LogOp::getOperationName(), math::Log2Op::getOperationName(),
-       math::Log1pOp::getOperationName(), math::TanhOp::getOperationName(),
-       math::ErfOp::getOperationName()},
+      {math::ExpM1Op::getOperationName(), math::Log1pOp::getOperationName(),
+       math::TanhOp::getOperationName(), math::ErfOp::getOperationName()},
       name);
+}
+
+bool isApproximatedElementary(StringRef name) {
+  return llvm::is_contained({math::ExpOp::getOperationName(),
+                             math::LogOp::getOperationName(),
+                             math::Log2Op::getOperationName()},
+                            name);
 }
 
 // Every upstream expansion (math-expand-ops) except fma, which is turned
@@ -130,27 +137,39 @@ struct HostLowerMathPass
     MLIRContext *ctx = &getContext();
     func::FuncOp func = getOperation();
 
+    // 1. Compound functions. Approximations first (benefit 2): f32 tanh is
+    //    approximated, not expanded into exp. Constant powers become
+    //    multiplications before the powf expansion (same benefit, added
+    //    first) makes them exp(log). The rest expands to exp and log (and
+    //    integer conversions for ceil, round, ...).
+    {
+      RewritePatternSet patterns(ctx);
+      populateMathPolynomialApproximationPatterns(
+          patterns, isApproximatedCompound, /*benefit=*/2);
+      populateMathAlgebraicSimplificationPatterns(patterns);
+      math::populateExpansionPatterns(patterns, kExpandedOps);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // 2. exp and log, the program's and those created above; exp's floor
+    //    becomes integer conversions.
     func.walk([](math::LogOp op) { scaleDenormalInput(op, std::log(2.0)); });
     func.walk([](math::Log2Op op) { scaleDenormalInput(op, 1.0); });
+    {
+      RewritePatternSet patterns(ctx);
+      populateMathPolynomialApproximationPatterns(patterns,
+                                                  isApproximatedElementary);
+      patterns.add<ExpandF32Floor>(ctx);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
 
-    // Approximations first (benefit 2): f32 tanh is approximated, not
-    // expanded into exp. Expansions then reduce the other compound functions
-    // (sinh, powf, exp2, ...) to exp and log, which are approximated in turn,
-    // and f32 floor to integer conversions.
-    RewritePatternSet patterns(ctx);
-    populateMathPolynomialApproximationPatterns(patterns, isApproximated,
-                                                /*benefit=*/2);
-    populateMathAlgebraicSimplificationPatterns(patterns);
-    math::populateExpansionPatterns(patterns, kExpandedOps);
-    patterns.add<ExpandF32Floor>(ctx);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
-      return signalPassFailure();
-
-    // Without FMA hardware (the default --host-cpu=x86-64) LLVM computes an
-    // fma with a libm `fmaf` call per lane, and the approximations are
-    // written with fma. A multiply and an add that LLVM may contract give a
-    // single rounding where the CPU has FMA and two (as upstream's fma
-    // expansion did) where it has not.
+    // 3. fma. Without FMA hardware (the default --host-cpu=x86-64) LLVM
+    //    computes an fma with a libm `fmaf` call per lane, and the
+    //    approximations are written with fma. A multiply and an add that
+    //    LLVM may contract give a single rounding where the CPU has FMA and
+    //    two (as upstream's fma expansion did) where it has not.
     auto contract =
         arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
     func.walk([&](math::FmaOp op) {

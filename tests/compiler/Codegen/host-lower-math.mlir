@@ -125,6 +125,23 @@ func.func @sinh(%x: f32) -> f32 {
 
 // -----
 
+// Logs created by expansions get the denormal scaling too: powf(x, y) is
+// exp(log(x) * y), both approximated.
+// CHECK-LABEL: func.func @powf_variable(
+// CHECK-NOT: math.powf
+// CHECK-NOT: math.log
+// CHECK-NOT: math.exp
+// CHECK: arith.constant 0x4B000000 : f32
+// CHECK-NOT: math.log
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @powf_variable(%x: f32, %y: f32) -> f32 {
+  %r = math.powf %x, %y : f32
+  return %r : f32
+}
+
+// -----
+
 // Powers with constant exponents are multiplications or square roots.
 // CHECK-LABEL: func.func @powf_constant(
 // CHECK-SAME: %[[X:.+]]: f32

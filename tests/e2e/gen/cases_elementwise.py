@@ -1,5 +1,7 @@
 """Elementwise programs: one per element type, math ops, splat and rank-0 values."""
 
+import math
+
 import numpy as np
 
 from e2elib import Case, Run, T, bf16, elementwise_func
@@ -264,3 +266,49 @@ CASES.append(Case(
   return %r : tensor<f32>
 }""",
     [Run("main", [T(np.array(2.5), "f32"), T(np.array(-3.25), "f32")], [T(np.array(2.5 * -3.25 + 2.5), "f32")])]))
+
+# f32 exp, log, tanh and erf over their whole range (the host target computes
+# them with inline polynomial approximations; docs/compiler.md): random
+# values across the range plus extremes (zero, signed zero, denormals, values
+# next to overflow and underflow, the largest finite float). Rows of 33 run
+# through full vectors and the peeled remainder. Tolerances are a few ulp;
+# results below 2^-126 may be flushed to zero (the atol of exp).
+range_rng = np.random.default_rng(7)
+RANGE_SHAPE = (8, 33)
+
+
+def with_extremes(values, extremes):
+    flat = np.asarray(values, dtype=np.float64).reshape(-1)
+    flat[:len(extremes)] = extremes
+    return flat.reshape(RANGE_SHAPE).astype(np.float32)
+
+
+F32_TINY = float(np.finfo(np.float32).tiny)
+F32_MAX = float(np.finfo(np.float32).max)
+n_range = RANGE_SHAPE[0] * RANGE_SHAPE[1]
+x_exp = with_extremes(range_rng.uniform(-87, 88.5, n_range),
+                      [0.0, -0.0, 1e-40, -1e-40, 1e-7, -1e-7, 88.7, -87.3,
+                       -95.0, -103.0, 1.0, -1.0, 0.5, 20.0, -20.0])
+x_log = with_extremes(np.exp2(range_rng.uniform(-149, 128, n_range)),
+                      [1e-45, 1e-40, 1e-38, F32_TINY, 1.0, 1.0000001,
+                       0.99999994, 2.0, 0.5, 10.0, 3e38, F32_MAX])
+x_tanh = with_extremes(range_rng.uniform(-12, 12, n_range),
+                       [0.0, -0.0, 1e-40, -1e-40, 1e-30, 3e-4, -3e-4, 4e-4,
+                        0.5, -0.5, 7.99, -7.99, 8.5, -9.0, 100.0, -3e38])
+x_erf = with_extremes(range_rng.uniform(-5, 5, n_range),
+                      [0.0, -0.0, 1e-40, 1e-20, 1e-3, -1e-3, 0.8, 2.0, 3.75,
+                       3.76, -3.76, 10.0, -3e38])
+for op, inp, ref, atol, rtol in [
+    ("exp", x_exp, np.exp, 1e-37, 1e-6),
+    ("log", x_log, np.log, 1e-7, 1e-6),
+    ("tanh", x_tanh, np.tanh, 1e-7, 1e-6),
+    ("erf", x_erf, np.vectorize(math.erf), 5e-7, 1e-6),
+]:
+    CASES.append(Case(
+        f"elementwise/math_{op}_f32_range.mlir",
+        f"math.{op} on f32 over its whole range, with extremes.",
+        elementwise_func("main", RANGE_SHAPE, ["f32"], "f32", f"""
+            %0 = math.{op} %x0 : f32
+            linalg.yield %0 : f32"""),
+        [Run("main", [T(inp, "f32")], [T(ref(inp.astype(np.float64)), "f32")],
+             atol=atol, rtol=rtol)]))
