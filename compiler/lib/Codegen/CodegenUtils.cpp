@@ -2,12 +2,15 @@
 
 #include "CodegenUtils.h"
 
+#include <cmath>
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -17,6 +20,47 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
+
+namespace {
+
+Value f32SplatConstant(OpBuilder &b, Location loc, Type type, float value) {
+  Attribute attr = b.getF32FloatAttr(value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    attr = DenseElementsAttr::get(shaped, attr);
+  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr));
+}
+
+template <typename LogOp>
+void scaleDenormalInput(LogOp op, double log2Scale) {
+  Type type = op.getType();
+  if (!getElementTypeOrSelf(type).isF32())
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value x = op.getOperand();
+  Value minNormal = f32SplatConstant(b, loc, type, std::ldexp(1.0f, -126));
+  Value isDenormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           x, minNormal);
+  Value scaled =
+      arith::MulFOp::create(b, loc, x, f32SplatConstant(b, loc, type, 0x1p23f));
+  op.getOperandMutable().assign(
+      arith::SelectOp::create(b, loc, isDenormal, scaled, x));
+
+  b.setInsertionPointAfter(op);
+  Value zero = f32SplatConstant(b, loc, type, 0.0f);
+  Value shift =
+      f32SplatConstant(b, loc, type, static_cast<float>(23 * log2Scale));
+  Value correction = arith::SelectOp::create(b, loc, isDenormal, shift, zero);
+  auto result = arith::SubFOp::create(b, loc, op.getResult(), correction);
+  op.getResult().replaceAllUsesExcept(result, result);
+}
+
+} // namespace
+
+void kiln::scaleDenormalLogInputs(Operation *root) {
+  root->walk([](math::LogOp op) { scaleDenormalInput(op, std::log(2.0)); });
+  root->walk([](math::Log2Op op) { scaleDenormalInput(op, 1.0); });
+}
 
 Operation *kiln::getTileableResultProducer(func::FuncOp func) {
   if (func.isExternal() || func.getNumResults() != 1)

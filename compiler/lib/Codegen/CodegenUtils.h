@@ -15,6 +15,15 @@
 
 namespace mlir::kiln {
 
+// MLIR's f32 log/log2 polynomial approximations clamp their input to the
+// smallest normal float, so log(denormal) would be log(2^-126). Rewrites
+// every f32 math.log and math.log2 under `root` (scalar or vector) to scale
+// denormal inputs by 2^23 into the normal range and subtract 23 * ln 2 (or
+// 23) from the result. Zero, negatives, infinities and NaN keep their class
+// under the scaling, so the approximation's special cases still apply. Run
+// it just before the approximation patterns.
+void scaleDenormalLogInputs(Operation *root);
+
 // The op producing the single result of `func`, or null when the kernel has
 // several results or its result is not produced by a TilingInterface op.
 Operation *getTileableResultProducer(func::FuncOp func);

@@ -10,6 +10,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "CodegenUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -88,6 +90,12 @@ struct GPULowerMathPass
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
+
+    // On NVVM f32 log and log2 come from the polynomial approximations
+    // below, which need denormal inputs scaled (AMD's v_log_f32 lowering
+    // handles them itself).
+    if (!rocdl)
+      scaleDenormalLogInputs(getOperation());
 
     // 2. Instructions first, where convert-gpu-to-rocdl accepts the
     //    intrinsic: AMD GPUs have v_exp_f32 / v_log_f32, v_sqrt, ... (Other

@@ -11,6 +11,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "CodegenUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -61,36 +63,6 @@ Value f32Splat(OpBuilder &b, Location loc, Type type, float value) {
   if (auto shaped = dyn_cast<ShapedType>(type))
     attr = DenseElementsAttr::get(shaped, attr);
   return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr));
-}
-
-// The log approximation clamps its input to the smallest normal float, so
-// log(denormal) would be log(2^-126). Scale denormals by 2^23 into the
-// normal range and subtract 23 * log(2) (or 23 for log2) from the result.
-// Zero, negative numbers, infinities and NaN keep their class under the
-// scaling, so the approximation's special cases still apply.
-template <typename LogOp>
-void scaleDenormalInput(LogOp op, double log2Scale) {
-  Type type = op.getType();
-  if (!getElementTypeOrSelf(type).isF32())
-    return;
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value x = op.getOperand();
-  Value minNormal = f32Splat(b, loc, type, std::ldexp(1.0f, -126));
-  Value isDenormal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                                           x, minNormal);
-  Value scaled =
-      arith::MulFOp::create(b, loc, x, f32Splat(b, loc, type, 0x1p23f));
-  op.getOperandMutable().assign(
-      arith::SelectOp::create(b, loc, isDenormal, scaled, x));
-
-  b.setInsertionPointAfter(op);
-  Value zero = f32Splat(b, loc, type, 0.0f);
-  Value shift = f32Splat(b, loc, type, static_cast<float>(23 * log2Scale));
-  Value correction =
-      arith::SelectOp::create(b, loc, isDenormal, shift, zero);
-  auto result = arith::SubFOp::create(b, loc, op.getResult(), correction);
-  op.getResult().replaceAllUsesExcept(result, result);
 }
 
 // x86 before SSE4.1 (the default --host-cpu=x86-64) has no vector floor
@@ -154,8 +126,7 @@ struct HostLowerMathPass
 
     // 2. exp and log, the program's and those created above; exp's floor
     //    becomes integer conversions.
-    func.walk([](math::LogOp op) { scaleDenormalInput(op, std::log(2.0)); });
-    func.walk([](math::Log2Op op) { scaleDenormalInput(op, 1.0); });
+    scaleDenormalLogInputs(func);
     {
       RewritePatternSet patterns(ctx);
       populateMathPolynomialApproximationPatterns(patterns,

@@ -34,3 +34,24 @@ func.func @ext(%h: f16) -> f32 {
   %0 = arith.extf %h fastmath<contract> : f16 to f32
   return %0 : f32
 }
+
+// The f32 log approximation clamps its input to the smallest normal float:
+// on NVVM denormal inputs are scaled by 2^23 first and 23 ln 2 is taken off
+// the result. AMD keeps the log instruction, whose lowering handles them.
+// ROCDL-LABEL: func.func @log_denormals
+// ROCDL-NOT: arith.cmpf
+// ROCDL: llvm.intr.log
+// NVVM-LABEL: func.func @log_denormals
+// NVVM-DAG: %[[MIN:.*]] = arith.constant 1.17549435E-38 : f32
+// NVVM-DAG: %[[SCALE:.*]] = arith.constant 0x4B000000 : f32
+// NVVM-DAG: %[[SHIFT:.*]] = arith.constant 15.9423847 : f32
+// NVVM: %[[DENORMAL:.*]] = arith.cmpf olt, %[[X:.*]], %[[MIN]] : f32
+// NVVM: %[[SCALED:.*]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// NVVM: arith.select %[[DENORMAL]], %[[SCALED]], %[[X]] : f32
+// NVVM-NOT: math.log
+// NVVM: %[[CORRECTION:.*]] = arith.select %[[DENORMAL]], %[[SHIFT]], %{{.*}} : f32
+// NVVM: arith.subf %{{.*}}, %[[CORRECTION]] : f32
+func.func @log_denormals(%x: f32) -> f32 {
+  %0 = math.log %x : f32
+  return %0 : f32
+}
