@@ -88,6 +88,15 @@ def parse_test(path):
     return compile_args, runs, generate
 
 
+def unsupported_targets(path):
+    """Targets the test declares it cannot be compiled for
+    (`// UNSUPPORTED-TARGETS: rocm, cuda (why)`): compiling for them must
+    fail with a diagnostic."""
+    with open(path) as f:
+        m = re.search(r"//\s*UNSUPPORTED-TARGETS:\s*([a-z, ]+)", f.read())
+    return {t.strip() for t in m.group(1).split(",") if t.strip()} if m else set()
+
+
 def grid_ranks(path):
     """Ranks an SPMD program runs on (product of its shard.grid shape); 1
     for other programs."""
@@ -107,7 +116,7 @@ def pack(args):
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.join(out, "modules"))
     os.makedirs(os.path.join(out, "data"))
-    manifest, skipped, failed = [], 0, []
+    manifest, skipped, failed, refused = [], 0, [], []
     for dirpath, dirnames, filenames in os.walk(E2E):
         dirnames[:] = sorted(d for d in dirnames if d not in ("gen", "Inputs"))
         for name in sorted(filenames):
@@ -144,6 +153,16 @@ def pack(args):
             cmd = [args.kiln_compile, path, "--target=" + args.targets,
                    "-o", os.path.join(out, "modules", module)] + cargs
             result = subprocess.run(cmd, capture_output=True, text=True)
+            declined = unsupported_targets(path) & set(args.targets.split(","))
+            if declined:
+                # The compiler must refuse it, with a located error.
+                if result.returncode != 0 and ": error: " in result.stderr:
+                    refused.append(rel)
+                else:
+                    failed.append((rel, ["compiled for %s, which the test "
+                                         "declares unsupported" %
+                                         ",".join(sorted(declined))]))
+                continue
             if result.returncode != 0:
                 failed.append((rel, result.stderr.strip().splitlines()[:3]))
                 continue
@@ -166,9 +185,10 @@ def pack(args):
     for rel, lines in failed:
         print("COMPILE FAIL %s: %s" % (rel, " / ".join(lines)))
     print("e2e pack: %d runs from %d tests for --target=%s in %s "
-          "(%d tests left to lit: negative or not plain; %d failed to compile)"
+          "(%d tests left to lit: negative or not plain; %d refused as "
+          "declared unsupported for these targets; %d failed to compile)"
           % (len(manifest), len({m['test'] for m in manifest}), args.targets,
-             out, skipped, len(failed)))
+             out, skipped, len(refused), len(failed)))
     return 1 if failed else 0
 
 
@@ -210,6 +230,8 @@ def run(args):
     driver = args.device.split("://")[0]
     passed, failures, not_run, spmd = 0, [], [], 0
     start = time.time()
+    if args.only:
+        manifest = [m for m in manifest if re.search(args.only, m["test"])]
     for entry in manifest:
         module = os.path.join(pack_dir, "modules", entry["module"])
         rest = ["--plugin=" + p for p in args.plugin]
@@ -271,6 +293,8 @@ def main():
     r.add_argument("--devices", type=int, default=0,
                    help="devices of the driver; SPMD runs needing more are "
                         "not run (0: no limit)")
+    r.add_argument("--only", metavar="REGEX",
+                   help="run only the tests whose path matches")
     r.add_argument("--multi-process", action="store_true",
                    help="also run each SPMD test with one process per rank")
     args = parser.parse_args()

@@ -421,6 +421,10 @@ int main(int argc, char **argv) {
       outputFilename.empty() ? getDefaultOutputName() : outputFilename;
   bool beVerbose = verbose;
 
+  // Collectives of modules for GPU targets run on NCCL/RCCL.
+  bool gpuTargets = llvm::any_of(targetOptions->targets, [](Target target) {
+    return target == Target::ROCM || target == Target::CUDA;
+  });
   Compiler compiler(context, *module, std::move(*targetOptions));
   kiln::ExecutableBinaryMap binaries;
   if (compileMode == CompileMode::Executable) {
@@ -431,7 +435,13 @@ int main(int argc, char **argv) {
             << op.getName() << "'";
         return 1;
       }
-  } else if (failed(compiler.runPhase("input", kiln::buildKilnInputPipeline)) ||
+  } else if (failed(compiler.runPhase(
+                 "input",
+                 [&](OpPassManager &pm) {
+                   kiln::InputPipelineOptions input;
+                   input.gpuCollectives = gpuTargets;
+                   kiln::buildKilnInputPipeline(pm, input);
+                 })) ||
              failed(compiler.runPhase(
                  "dispatch-creation",
                  kiln::buildKilnDispatchCreationPipeline)) ||

@@ -31,7 +31,14 @@ static bool isCollectiveElementType(Type type, bool reducing) {
 }
 
 static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
-                                     Type elementType) {
+                                     Type elementType, bool gpuCollectives) {
+  if (gpuCollectives && elementType.isInteger(16))
+    return op->emitError("reduction '")
+           << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
+           << "' on " << elementType
+           << " cannot run on the rocm and cuda targets: NCCL and RCCL have no "
+              "16-bit integer type; extend the operand to i32 first (or "
+              "compile for --target=host only)";
   switch (kind) {
   case shard::ReductionKind::Sum:
   case shard::ReductionKind::Product:
@@ -81,7 +88,8 @@ static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing) {
 
 LogicalResult
 mlir::kiln::verifySupportedShardOp(Operation *op,
-                                   SymbolTableCollection &symbolTables) {
+                                   SymbolTableCollection &symbolTables,
+                                   bool gpuCollectives) {
   if (auto grid = dyn_cast<shard::GridOp>(op))
     return verifyStaticGrid(grid);
   if (isa<shard::ShardingOp, shard::ShardOp>(op))
@@ -107,7 +115,8 @@ mlir::kiln::verifySupportedShardOp(Operation *op,
               return failure();
             return verifyReduction(
                 op, collective.getReduction(),
-                getElementTypeOrSelf(collective.getResult().getType()));
+                getElementTypeOrSelf(collective.getResult().getType()),
+                gpuCollectives);
           })
       .Case<shard::AllGatherOp, shard::AllToAllOp>(
           [&](auto collective) -> LogicalResult {

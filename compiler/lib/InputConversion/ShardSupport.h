@@ -22,8 +22,11 @@ LogicalResult verifyStaticGrid(shard::GridOp grid);
 // i16, i32, i64, f16, bf16, f32, f64 (i1 for the non-reducing ones), the
 // same element type in and out, a reduction among sum, product, min, max
 // and average (floats), a static broadcast root, on a static grid.
+// With `gpuCollectives`, also rejects reductions NCCL/RCCL cannot run (on
+// 16-bit integers), which the GPU targets' hip driver would refuse.
 LogicalResult verifySupportedShardOp(Operation *op,
-                                     SymbolTableCollection &symbolTables);
+                                     SymbolTableCollection &symbolTables,
+                                     bool gpuCollectives = false);
 
 // The Kiln reduction of a supported shard reduction.
 ReductionKind convertReduction(shard::ReductionKind kind);

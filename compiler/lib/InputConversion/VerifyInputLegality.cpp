@@ -77,6 +77,7 @@ static std::string checkValueType(Type type) {
 namespace {
 struct VerifyInputLegalityPass
     : mlir::kiln::impl::VerifyInputLegalityPassBase<VerifyInputLegalityPass> {
+  using Base::Base;
   void runOnOperation() override;
 };
 } // namespace
@@ -85,13 +86,14 @@ struct VerifyInputLegalityPass
 // one bad op gives one error. Operands are not checked: each is a result or
 // argument that is reported where it is defined.
 static LogicalResult verifyOp(Operation *op,
-                              SymbolTableCollection &symbolTables) {
+                              SymbolTableCollection &symbolTables,
+                              bool gpuCollectives) {
   StringRef dialect = op->getName().getDialectNamespace();
   StringRef name = op->getName().getStringRef();
 
   // Grids and collectives of SPMD programs (see kiln-lower-collectives).
   if (dialect == "shard" && op->isRegistered())
-    return kiln::verifySupportedShardOp(op, symbolTables);
+    return kiln::verifySupportedShardOp(op, symbolTables, gpuCollectives);
 
   static const llvm::StringSet<> controlFlowDialects = {"scf", "cf", "affine",
                                                          "async"};
@@ -174,7 +176,7 @@ void VerifyInputLegalityPass::runOnOperation() {
     if (auto func = dyn_cast<func::FuncOp>(op))
       if (mlir::failed(verifyFunction(func)))
         failed = true;
-    if (mlir::failed(verifyOp(op, symbolTables))) {
+    if (mlir::failed(verifyOp(op, symbolTables, gpuCollectives))) {
       failed = true;
       // What a rejected op holds (e.g. a loop body) adds no information.
       return WalkResult::skip();

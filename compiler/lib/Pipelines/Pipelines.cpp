@@ -14,12 +14,15 @@
 
 using namespace mlir;
 
-void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm) {
+void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
+                                        const InputPipelineOptions &options) {
   // Sharding annotations (if any) become per-rank functions with explicit
   // collectives; everything else is then checked first, so that errors point
   // at what the user wrote.
   pm.addPass(createPartitionShardsPass());
-  pm.addPass(createVerifyInputLegalityPass());
+  VerifyInputLegalityPassOptions legality;
+  legality.gpuCollectives = options.gpuCollectives;
+  pm.addPass(createVerifyInputLegalityPass(legality));
   // Collectives on rank-major layouts, with linalg transposes around them.
   pm.addPass(createLowerCollectivesPass());
   // tosa -> linalg (named and generic), then what tosa leaves to tensor and
@@ -62,7 +65,7 @@ void mlir::kiln::registerKilnPassesAndPipelines() {
   PassPipelineRegistration<>(
       "kiln-input-pipeline",
       "Checks and converts a user program to static-shape linalg/tensor",
-      buildKilnInputPipeline);
+      [](OpPassManager &pm) { buildKilnInputPipeline(pm); });
   PassPipelineRegistration<>(
       "kiln-dispatch-creation-pipeline",
       "Fuses and outlines a linalg program into executables and dispatches",

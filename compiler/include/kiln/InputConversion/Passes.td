@@ -30,7 +30,16 @@ def VerifyInputLegalityPass
     Control flow (scf, cf, tosa.cond_if/while_loop), dynamic shapes, unknown
     ops and unsupported types are each reported once per op, naming what was
     found and what is supported; the pass then fails.
+
+    With `gpu-collectives` (kiln-compile sets it for --target=rocm/cuda),
+    collectives must also be runnable by NCCL/RCCL: no reductions on 16-bit
+    integers, which those libraries cannot reduce.
   }];
+  let options = [
+    Option<"gpuCollectives", "gpu-collectives", "bool", /*default=*/"false",
+           "Collectives also run on GPUs through NCCL/RCCL: reject the "
+           "reductions those libraries lack (16-bit integers)">,
+  ];
 }
 
 def PartitionShardsPass : Pass<"kiln-partition-shards", "::mlir::ModuleOp"> {

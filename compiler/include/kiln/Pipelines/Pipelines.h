@@ -13,7 +13,17 @@ namespace mlir::kiln {
 
 // User program (linalg/tensor/arith/math/tosa) -> checked linalg/tensor
 // program with static shapes.
-void buildKilnInputPipeline(OpPassManager &pm);
+struct InputPipelineOptions {
+  // The module is also compiled for GPU targets (rocm, cuda), whose
+  // collectives run on NCCL/RCCL: reject what those cannot run.
+  bool gpuCollectives = false;
+};
+
+void buildKilnInputPipeline(OpPassManager &pm,
+                            const InputPipelineOptions &options);
+inline void buildKilnInputPipeline(OpPassManager &pm) {
+  buildKilnInputPipeline(pm, InputPipelineOptions());
+}
 
 // Linalg program -> host functions of kiln.dispatch over kiln.executable
 // kernels.
