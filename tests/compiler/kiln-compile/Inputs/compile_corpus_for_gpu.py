@@ -17,6 +17,7 @@ list shrinks as the compiler grows.
 """
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 
@@ -33,12 +34,34 @@ def find_programs(root):
     return programs
 
 
+def declined_targets(program, args):
+    """The compile targets that `program` declares it cannot be compiled for
+    (`// UNSUPPORTED-TARGETS: rocm, cuda (why)`)."""
+    with open(program) as f:
+        m = re.search(r"//\s*UNSUPPORTED-TARGETS:\s*([a-z, ]+)", f.read())
+    if not m:
+        return set()
+    declared = {t.strip() for t in m.group(1).split(",") if t.strip()}
+    targets = set()
+    for arg in args:
+        if arg.startswith("--target="):
+            targets |= set(arg[len("--target="):].split(","))
+    return declared & targets
+
+
 def check(program, root, out_dir, args):
     name = os.path.relpath(program, root).replace(os.sep, "_")[:-len(".mlir")]
     module = os.path.join(out_dir, name + ".vmfb")
     compile_run = subprocess.run(
         ["kiln-compile", program, *args, "-o", module],
         capture_output=True, text=True)
+    declined = declined_targets(program, args)
+    if declined:
+        # The compiler must refuse it, with a located error.
+        if compile_run.returncode != 0 and ": error: " in compile_run.stderr:
+            return f"ok {name}: refused for {','.join(sorted(declined))} as declared"
+        return (f"FAIL {name}: declared UNSUPPORTED-TARGETS "
+                f"{','.join(sorted(declined))} but kiln-compile accepted it")
     if compile_run.returncode != 0:
         return f"FAIL {name}: kiln-compile exited {compile_run.returncode}:\n{compile_run.stderr}"
     dump = subprocess.run(["kiln-dump", module, "--resources"],
