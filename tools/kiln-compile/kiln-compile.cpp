@@ -68,6 +68,11 @@ static cl::opt<std::string> rocmDeviceLibs(
     cl::desc("Directory holding AMD device-library bitcode (ocml.bc, "
              "ockl.bc); default: the usual install places"),
     cl::value_desc("DIR"), cl::cat(kilnCategory));
+static cl::opt<bool> rocmMatrixCores(
+    "rocm-matrix-cores",
+    cl::desc("Use MFMA (gfx90a/942/950) and WMMA (gfx11) for f16 matmuls. "
+             "Experimental: verified at the ISA level only"),
+    cl::init(false), cl::cat(kilnCategory));
 static cl::opt<unsigned> gpuOptLevel(
     "gpu-opt-level",
     cl::desc("LLVM optimization level of rocm and cuda kernels (0-3)"),
@@ -307,6 +312,7 @@ static FailureOr<TargetOptions> parseTargetOptions() {
   options.rocm.chips = std::move(*rocmChips);
   options.rocm.optLevel = gpuOptLevel;
   options.rocm.deviceLibsDir = rocmDeviceLibs;
+  options.rocm.matrixCores = rocmMatrixCores;
   options.cuda.chips = std::move(*cudaChips);
   options.cuda.optLevel = gpuOptLevel;
   if (llvm::Error error = kiln::verifyROCMChips(options.rocm.chips)) {

@@ -60,6 +60,7 @@ static void buildTileStage(OpPassManager &pm,
   strategy.subgroupSize = options.subgroupSize;
   strategy.maxWorkgroupSize = options.maxWorkgroupSize;
   strategy.chip = options.chip;
+  strategy.matrixCores = options.matrixCores;
   f.addPass(createGPUSelectStrategyPass(strategy));
   f.addPass(createGPUTileToWorkgroupsPass());
   addCleanup(f);

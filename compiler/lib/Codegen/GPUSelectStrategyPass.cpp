@@ -272,7 +272,8 @@ struct GPUSelectStrategyPass
       return signalPassFailure();
     }
     GPUStrategy strategy =
-        selectStrategy(func, subgroupSize, maxWorkgroupSize, chip);
+        selectStrategy(func, subgroupSize, maxWorkgroupSize,
+                       matrixCores ? StringRef(chip) : StringRef());
 
     Builder b(func.getContext());
     SmallVector<NamedAttribute> entries = {

@@ -64,6 +64,10 @@ struct GPUCodegenPipelineOptions
       *this, "subgroup-size",
       llvm::cl::desc("Override the chip's wave/warp size (0: from the chip)"),
       llvm::cl::init(0)};
+  Option<bool> matrixCores{
+      *this, "matrix-cores",
+      llvm::cl::desc("MFMA/WMMA f16 matmuls (verified at the ISA level only)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -85,6 +89,7 @@ void registerKilnCodegenPasses() {
             getGPUCodegenOptionsForChip(backend, opts.chip);
         if (opts.subgroupSize)
           options.subgroupSize = opts.subgroupSize;
+        options.matrixCores = opts.matrixCores;
         buildGPUCodegenPipeline(pm, options);
       });
 }

@@ -3,7 +3,7 @@
 // an f16 matmul runs on MFMA (gfx942) / WMMA (gfx1100) matrix cores. The
 // matrix-core kernels are verified at the ISA level only (no AMD GPU).
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: kiln-compile %s --target=rocm,cuda --rocm-chip=gfx942,gfx1100 --cuda-chip=sm_90 -o %t/m.vmfb --dump-intermediates=%t/d
+// RUN: kiln-compile %s --target=rocm,cuda --rocm-chip=gfx942,gfx1100 --cuda-chip=sm_90 --rocm-matrix-cores -o %t/m.vmfb --dump-intermediates=%t/d
 // RUN: llvm-objdump -d --mcpu=gfx942 %t/d/scale_dispatch_0/scale_dispatch_0.gfx942.hsaco | FileCheck %s --check-prefix=EW942
 // RUN: FileCheck %s --check-prefix=EWPTX < %t/d/scale_dispatch_0/scale_dispatch_0.sm_90.ptx
 // RUN: llvm-objdump -d --mcpu=gfx942 %t/d/mm_dispatch_0/mm_dispatch_0.gfx942.hsaco | FileCheck %s --check-prefix=MFMA

@@ -26,6 +26,8 @@ struct GPUCodegenOptions {
   unsigned subgroupSize = 64;
   unsigned maxWorkgroupSize = 1024;
   unsigned maxSharedMemoryBytes = 65536;
+  // MFMA/WMMA matmul strategies (opt-in: verified at the ISA level only).
+  bool matrixCores = false;
 };
 
 // Input: a builtin.module holding func.func kernels on static-shape tensors

@@ -292,8 +292,11 @@ def GPUSelectStrategyPass
     Option<"maxWorkgroupSize", "max-workgroup-size", "int64_t",
            /*default=*/"1024", "Upper bound on threads per workgroup">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "Target chip (gfx942, sm_90, ...); enables matrix-core "
-           "intrinsics where the chip has them">,
+           "Target chip (gfx942, sm_90, ...)">,
+    Option<"matrixCores", "matrix-cores", "bool", /*default=*/"false",
+           "Use MFMA/WMMA for f16 matmuls where the chip has them. Off by "
+           "default: these kernels are verified at the ISA level only (no "
+           "AMD GPU has run them yet)">,
   ];
 }
 

@@ -144,6 +144,7 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
   codegenOptions.subgroupSize = chip.wavefrontSize;
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
+  codegenOptions.matrixCores = options.matrixCores;
   std::unique_ptr<llvm::TargetMachine> tm =
       createTargetMachine(loc, chip, options.optLevel);
   if (!tm)

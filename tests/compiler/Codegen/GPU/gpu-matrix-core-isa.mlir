@@ -2,11 +2,11 @@
 // (RDNA 3) instructions through amdgpu.mfma / amdgpu.wmma, without scratch.
 // There is no AMD GPU to run them on: these kernels are verified at the
 // ISA level only (instruction selection, register use, no spills).
-// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx942" | FileCheck %s --check-prefix=IR
-// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx942" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx942 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx942 | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx90a" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx90a | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx90a | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx950" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx1100" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1100 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1100 | FileCheck %s --check-prefix=WMMA
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx942 matrix-cores=true" | FileCheck %s --check-prefix=IR
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx942 matrix-cores=true" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx942 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx942 | FileCheck %s --check-prefix=MFMA
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx90a matrix-cores=true" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx90a | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx90a | FileCheck %s --check-prefix=MFMA
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx950 matrix-cores=true" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx950 | FileCheck %s --check-prefix=MFMA
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=rocdl chip=gfx1100 matrix-cores=true" | mlir-translate --mlir-to-llvmir | opt -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1100 | llc -O3 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1100 | FileCheck %s --check-prefix=WMMA
 
 // K = 128: eight 16x16x16 steps per 16x16 output tile, 8 workgroups of
 // one wave (64 lanes on CDNA, 32 on RDNA).

@@ -1,11 +1,13 @@
 // Matmuls on AMD matrix cores: f16 x f16 -> f32 with every size a multiple
 // of 16 gets the chip's 16x16x16 instruction, one subgroup per 16x16 output
 // tile. Other chips, types and shapes keep the generic matmul strategy.
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx90a" | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1100" | FileCheck %s --check-prefix=WMMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90" | FileCheck %s --check-prefix=NONE
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942 matrix-cores=true" | FileCheck %s --check-prefix=MFMA
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx90a matrix-cores=true" | FileCheck %s --check-prefix=MFMA
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1100 matrix-cores=true" | FileCheck %s --check-prefix=WMMA
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 matrix-cores=true" | FileCheck %s --check-prefix=NONE
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64" | FileCheck %s --check-prefix=NONE
+// Opt-in only (--rocm-matrix-cores): without matrix-cores=true gfx942 keeps the generic strategy.
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefix=NONE
 
 // MFMA-LABEL: func.func @matmul_f16
 // MFMA-SAME: kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}

@@ -52,6 +52,9 @@ struct ROCMTargetOptions {
   // (Debian's /usr/lib/x86_64-linux-gnu/amdgcn/bitcode, /opt/rocm, ...).
   // Only read when a kernel calls an __ocml_/__ockl_ function.
   std::string deviceLibsDir;
+  // MFMA/WMMA f16 matmul strategies (--rocm-matrix-cores). Off by default:
+  // verified at the ISA level only, no AMD GPU has run them.
+  bool matrixCores = false;
 };
 
 // One kernel of an HSACO, with the resource usage read back from the code
