@@ -26,9 +26,12 @@ its rank count (the product of the module's `shard.grid` shape). On the
 device machine an SPMD run takes one device per rank, `--device=D://0 ..
 D://N-1` in one process; with --multi-process each rank also runs in its own
 process (--rank/--world-size, file rendezvous). Runs needing more devices
-than --devices are reported as not run.
+than --devices are reported as not run. --jobs=J runs J tests at a time,
+each SPMD run on devices no other run holds (--device=D://i for the indices
+it was given), so 4 GPUs run two 2-rank tests side by side.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -37,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -223,56 +227,102 @@ def run_processes(cmds, timeout):
     return ok, detail
 
 
+class DevicePool:
+    """Device indices 0..N-1 handed to concurrent SPMD runs, N at a time."""
+
+    def __init__(self, count):
+        self.free = list(range(count))
+        self.cond = threading.Condition()
+
+    def acquire(self, n):
+        with self.cond:
+            self.cond.wait_for(lambda: len(self.free) >= n)
+            taken, self.free = self.free[:n], self.free[n:]
+            return taken
+
+    def release(self, taken):
+        with self.cond:
+            self.free = sorted(self.free + taken)
+            self.cond.notify_all()
+
+
 def run(args):
     pack_dir = os.path.abspath(args.pack)
     with open(os.path.join(pack_dir, "manifest.json")) as f:
         manifest = json.load(f)
     driver = args.device.split("://")[0]
-    passed, failures, not_run, spmd = 0, [], [], 0
-    start = time.time()
+    if args.jobs > 1 and not args.devices:
+        sys.exit("error: --jobs needs --devices (SPMD runs are given "
+                 "disjoint devices)")
     if args.only:
         manifest = [m for m in manifest if re.search(args.only, m["test"])]
-    for entry in manifest:
+    pool = DevicePool(args.devices) if args.devices else None
+    lock = threading.Lock()
+    passed, failures, not_run, spmd = [0], [], [], 0
+
+    def report(test, label, ok, detail):
+        with lock:
+            if ok:
+                passed[0] += 1
+            else:
+                failures.append(test + label)
+                print("FAIL %s%s: %s" % (test, label, " / ".join(detail)),
+                      flush=True)
+
+    def run_entry(entry):
         module = os.path.join(pack_dir, "modules", entry["module"])
         rest = ["--plugin=" + p for p in args.plugin]
         rest += [a.replace("{PACK}", pack_dir) for a in entry["args"]]
         ranks = entry.get("ranks", 1)
-        modes = []
         if ranks == 1:
-            modes.append(("", [args.kiln_run, module, "--device=" + args.device]
-                          + rest))
-        elif args.devices and ranks > args.devices:
-            not_run.append("%s (%d ranks)" % (entry["test"], ranks))
-            continue
-        else:
-            spmd += 1
-            devices = ["--device=%s://%d" % (driver, r) for r in range(ranks)]
-            modes.append((" [%d ranks, one process]" % ranks,
-                          [args.kiln_run, module] + devices + rest))
+            ok, detail = run_one([args.kiln_run, module,
+                                  "--device=" + args.device] + rest,
+                                 args.timeout)
+            report(entry["test"], "", ok, detail)
+            return
+        taken = pool.acquire(ranks) if pool else list(range(ranks))
+        try:
+            devices = ["--device=%s://%d" % (driver, d) for d in taken]
+            ok, detail = run_one([args.kiln_run, module] + devices + rest,
+                                 args.timeout)
+            report(entry["test"], " [%d ranks, one process]" % ranks, ok,
+                   detail)
             if args.multi_process:
                 rendezvous = tempfile.mkdtemp(prefix="kiln-rdv-")
-                modes.append((" [%d ranks, %d processes]" % (ranks, ranks), [
+                ok, detail = run_processes([
                     [args.kiln_run, module, devices[r], "--rank=%d" % r,
                      "--world-size=%d" % ranks,
                      "--rendezvous=file:" + rendezvous] + rest
-                    for r in range(ranks)]))
-        for label, cmd in modes:
-            if isinstance(cmd[0], list):
-                ok, detail = run_processes(cmd, args.timeout)
-            else:
-                ok, detail = run_one(cmd, args.timeout)
-            if ok:
-                passed += 1
-            else:
-                failures.append(entry["test"] + label)
-                print("FAIL %s%s: %s" % (entry["test"], label, " / ".join(detail)))
-    total = passed + len(failures)
+                    for r in range(ranks)], args.timeout)
+                shutil.rmtree(rendezvous, ignore_errors=True)
+                report(entry["test"], " [%d ranks, %d processes]"
+                       % (ranks, ranks), ok, detail)
+        finally:
+            if pool:
+                pool.release(taken)
+
+    start = time.time()
+    todo = []
+    for entry in manifest:
+        ranks = entry.get("ranks", 1)
+        if args.devices and ranks > args.devices:
+            not_run.append("%s (%d ranks)" % (entry["test"], ranks))
+            continue
+        spmd += ranks > 1
+        todo.append(entry)
+    # The widest runs first, so that they do not wait behind narrower ones.
+    todo.sort(key=lambda e: -e.get("ranks", 1))
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as workers:
+        for future in [workers.submit(run_entry, e) for e in todo]:
+            future.result()
+    total = passed[0] + len(failures)
     print("e2e on %s: %d passed, %d failed of %d runs (%d tests, %d SPMD) in "
-          "%.1fs%s" % (args.device, passed, len(failures), total,
-                       len({m['test'] for m in manifest}) - len(not_run), spmd,
-                       time.time() - start,
-                       "; not run for lack of devices: " + ", ".join(not_run)
-                       if not_run else ""))
+          "%.1fs with %d job(s)%s" % (
+              args.device, passed[0], len(failures), total,
+              len({e['test'] for e in todo}), spmd,
+              time.time() - start, max(1, args.jobs),
+              "; not run for lack of devices: " + ", ".join(not_run)
+              if not_run else ""))
     return 1 if failures or total == 0 else 0
 
 
@@ -297,6 +347,9 @@ def main():
                    help="run only the tests whose path matches")
     r.add_argument("--multi-process", action="store_true",
                    help="also run each SPMD test with one process per rank")
+    r.add_argument("--jobs", type=int, default=1,
+                   help="runs at a time; SPMD runs get disjoint devices of "
+                        "the --devices, so this needs --devices")
     args = parser.parse_args()
     return pack(args) if args.mode == "pack" else run(args)
 

@@ -271,8 +271,12 @@ kiln_status_t checkRanges(const kiln_hal_channel_t& channel,
   return nullptr;
 }
 
+// How often a wait for collectives checks the communicators' health.
+constexpr auto kHealthPollInterval = std::chrono::milliseconds(1);
+
 // Waits for |event| polling the communicators (see waitWithComms).
 kiln_status_t pollEvent(const DeviceContext& context, hipEvent_t event,
+                        StreamNotification* notification,
                         const std::vector<Comm*>& comms) {
   auto sleep = std::chrono::microseconds(10);
   while (true) {
@@ -287,6 +291,10 @@ kiln_status_t pollEvent(const DeviceContext& context, hipEvent_t event,
       return context.check(error, "hipEventQuery (waiting for collectives)",
                            KILN_STATUS_ABORTED);
     for (Comm* comm : comms) KILN_HIP_RETURN_IF_ERROR(comm->health());
+    if (notification) {
+      notification->waitFor(kHealthPollInterval);
+      continue;
+    }
     std::this_thread::sleep_for(sleep);
     if (sleep < std::chrono::microseconds(500)) sleep *= 2;
   }
@@ -334,8 +342,11 @@ kiln_status_t exchangeSignatures(HipChannel* channel,
   KILN_HIP_RETURN_IF_ERROR(Event::create(channel->context, &event));
   KILN_HIP_RETURN_IF_ERROR(context.check(
       platform.eventRecord(event->get(), stream), "hipEventRecord"));
+  std::shared_ptr<StreamNotification> notification;
   KILN_HIP_RETURN_IF_ERROR(
-      annotate(pollEvent(context, event->get(), {&comm}),
+      StreamNotification::launch(context, stream, &notification));
+  KILN_HIP_RETURN_IF_ERROR(
+      annotate(pollEvent(context, event->get(), notification.get(), {&comm}),
                "exchanging collective arguments between the ranks"));
   std::string problems;
   for (size_t r = 0; r < ranks; ++r) {
@@ -624,10 +635,44 @@ kiln_status_t issueCollective(kiln_hal_channel_t* base,
 }
 
 kiln_status_t waitWithComms(const DeviceContext& context, hipEvent_t event,
+                            StreamNotification* notification,
                             const std::vector<std::shared_ptr<Comm>>& comms) {
   std::vector<Comm*> raw;
   for (const auto& comm : comms) raw.push_back(comm.get());
-  return pollEvent(context, event, raw);
+  return pollEvent(context, event, notification, raw);
+}
+
+kiln_status_t StreamNotification::launch(
+    const DeviceContext& context, hipStream_t stream,
+    std::shared_ptr<StreamNotification>* out) {
+  auto notification = std::make_shared<StreamNotification>();
+  // The host function holds a reference until it has run. If the context
+  // fails first it never runs and this small allocation is not freed.
+  auto* reference = new std::shared_ptr<StreamNotification>(notification);
+  hipError_t error = context.platform->launchHostFunc(
+      stream, &StreamNotification::reach, reference);
+  if (error != hipSuccess) {
+    delete reference;
+    return context.check(error, "hipLaunchHostFunc (completion notification)");
+  }
+  *out = std::move(notification);
+  return nullptr;
+}
+
+bool StreamNotification::waitFor(std::chrono::microseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex);
+  return changed.wait_for(lock, timeout, [this] { return reached; });
+}
+
+void StreamNotification::reach(void* data) {
+  std::unique_ptr<std::shared_ptr<StreamNotification>> reference(
+      static_cast<std::shared_ptr<StreamNotification>*>(data));
+  StreamNotification& notification = **reference;
+  {
+    std::lock_guard<std::mutex> lock(notification.mutex);
+    notification.reached = true;
+  }
+  notification.changed.notify_all();
 }
 
 }  // namespace kiln::hip

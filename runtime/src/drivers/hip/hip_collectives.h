@@ -17,9 +17,11 @@
 //     buffers are wrong, fail on every rank with INVALID_ARGUMENT instead of
 //     hanging or corrupting memory (NCCL cannot detect either);
 //   - errors: ncclResult_t becomes a status with ncclGetErrorString;
-//     asynchronous errors (ncclCommGetAsyncError) are polled while the
-//     device waits for a submission with collectives and fail its signal
-//     semaphores; a communicator that failed, or whose device is destroyed
+//     asynchronous errors (ncclCommGetAsyncError) are polled (every
+//     millisecond) while the device waits for a submission with collectives
+//     and fail its signal semaphores; the wait itself ends on a host
+//     function enqueued after the submission (StreamNotification), within
+//     microseconds of the work's end; a communicator that failed, or whose device is destroyed
 //     while a collective still waits for peers (after a grace period), is
 //     aborted with ncclCommAbort and every later use fails with ABORTED.
 //
@@ -29,6 +31,8 @@
 #define KILN_DRIVERS_HIP_HIP_COLLECTIVES_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -76,6 +80,30 @@ class Comm {
   std::string reason;
 };
 
+// Wakes host threads when a stream reaches the point where it was launched:
+// a host function enqueued there (Platform::launchHostFunc) sets it. A
+// thread that must watch something else while it waits (the communicators'
+// health) waits on this with a timeout and wakes within the host function's
+// latency of the work's end, where polling an event with sleeps between
+// queries would add up to the last sleep. The host function is never called
+// if the device context fails, so a waiter also queries an event recorded
+// at the same point.
+class StreamNotification {
+ public:
+  // Enqueues the notification on |stream| after the work issued so far.
+  static kiln_status_t launch(const DeviceContext& context, hipStream_t stream,
+                              std::shared_ptr<StreamNotification>* out);
+  // Whether the stream reached the notification, waiting up to |timeout|.
+  bool waitFor(std::chrono::microseconds timeout);
+
+ private:
+  static void reach(void* data);  // the host function; owns |data|
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool reached = false;
+};
+
 // The communicators made on one device (weak: channels own them).
 struct CommList {
   std::mutex mutex;
@@ -113,8 +141,12 @@ kiln_status_t issueCollective(kiln_hal_channel_t* channel,
 
 // Waits for |event| while polling |comms| for asynchronous errors and
 // aborts (a communicator aborted because the device is being destroyed
-// ends the wait). Device current.
+// ends the wait). |notification|, launched right after |event| was
+// recorded, wakes the wait when the stream gets there; without one (its
+// launch failed) the event is polled with sleeps of up to half a
+// millisecond. Device current.
 kiln_status_t waitWithComms(const DeviceContext& context, hipEvent_t event,
+                            StreamNotification* notification,
                             const std::vector<std::shared_ptr<Comm>>& comms);
 
 }  // namespace kiln::hip

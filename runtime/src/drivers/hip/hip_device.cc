@@ -79,6 +79,8 @@ struct Operation {
 struct Completion {
   std::unique_ptr<Operation> operation;
   std::shared_ptr<Event> event;      // recorded after its work, if issued
+  // Launched after |event| when the operation has collectives.
+  std::shared_ptr<StreamNotification> notification;
   kiln_status_t status = nullptr;    // issue failure (owned)
   uint8_t* deferredFree = nullptr;   // dealloca'd storage to free after
   MemoryKind deferredKind = MemoryKind::Device;
@@ -220,6 +222,15 @@ void HipDevice::issueMain() {
         event.reset();
       }
       completion.event = event;
+      if (event && !operation->comms.empty()) {
+        // Wakes the completion thread's wait for the collectives (see
+        // waitWithComms); without it the wait polls, and the failure to
+        // launch it fails the submission.
+        kiln_status_t notifyStatus = StreamNotification::launch(
+            *context, stream, &completion.notification);
+        if (!status) status = notifyStatus;
+        else freeStatus(notifyStatus);
+      }
       if (!status) {
         const SemaphoreList& signal = operation->signal;
         for (size_t i = 0; i < signal.semaphores.size(); ++i)
@@ -252,7 +263,8 @@ void HipDevice::finish(Completion& completion) {
     // Collectives may wait for peers indefinitely: poll, so that
     // asynchronous NCCL errors and aborts end the wait.
     kiln_status_t waitStatus =
-        waitWithComms(ctx, completion.event->get(), operation.comms);
+        waitWithComms(ctx, completion.event->get(),
+                      completion.notification.get(), operation.comms);
     if (!status)
       status = annotate(waitStatus, "a submission with collectives on "
                                     "hip://%d",
@@ -260,6 +272,7 @@ void HipDevice::finish(Completion& completion) {
     else
       freeStatus(waitStatus);
     completion.event.reset();
+    completion.notification.reset();
   } else if (completion.event) {
     hipError_t error = ctx.platform->eventSynchronize(completion.event->get());
     if (error != hipSuccess && !status)

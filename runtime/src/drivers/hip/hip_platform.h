@@ -126,6 +126,12 @@ class Platform {
   virtual hipError_t streamDestroy(hipStream_t stream) = 0;
   virtual hipError_t streamSynchronize(hipStream_t stream) = 0;
   virtual hipError_t streamWaitEvent(hipStream_t stream, hipEvent_t event) = 0;
+  // Enqueues |function|(|data|) on |stream|: it runs on a runtime thread once
+  // the work before it is done, and the stream's later work waits for it to
+  // return. It must not call the device API. It may not be called at all if
+  // the device context fails.
+  virtual hipError_t launchHostFunc(hipStream_t stream,
+                                    void (*function)(void*), void* data) = 0;
 
   // Events (created without timing and with blocking sync, so a host thread
   // waiting on one sleeps instead of spinning).

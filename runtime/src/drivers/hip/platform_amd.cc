@@ -8,6 +8,8 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -163,6 +165,26 @@ class AmdPlatform final : public Platform {
   }
   hipError_t streamWaitEvent(hipStream_t stream, hipEvent_t event) override {
     return api.hipStreamWaitEvent(stream, event, 0);
+  }
+  hipError_t launchHostFunc(hipStream_t stream, void (*function)(void*),
+                            void* data) override {
+    // A stream callback gets the stream's status too; the host function's
+    // caller learns of errors from its events instead.
+    struct HostCall {
+      void (*function)(void*);
+      void* data;
+    };
+    auto* call = new (std::nothrow) HostCall{function, data};
+    if (!call) return hipErrorOutOfMemory;
+    hipError_t error = api.hipStreamAddCallback(
+        stream,
+        [](hipStream_t, int, void* raw) {
+          std::unique_ptr<HostCall> call(static_cast<HostCall*>(raw));
+          call->function(call->data);
+        },
+        call, 0);
+    if (error != hipSuccess) delete call;
+    return error;
   }
 
   hipError_t eventCreate(hipEvent_t* event) override {

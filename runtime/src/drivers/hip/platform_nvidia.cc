@@ -267,6 +267,10 @@ class NvidiaPlatform final : public Platform {
   hipError_t streamWaitEvent(hipStream_t stream, hipEvent_t event) override {
     return api.cuStreamWaitEvent(stream, event, 0);
   }
+  hipError_t launchHostFunc(hipStream_t stream, void (*function)(void*),
+                            void* data) override {
+    return api.cuLaunchHostFunc(stream, function, data);
+  }
 
   hipError_t eventCreate(hipEvent_t* event) override {
     return api.cuEventCreate(event, kCuEventBlockingSync | kCuEventDisableTiming);
