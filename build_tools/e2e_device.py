@@ -27,8 +27,11 @@ device machine an SPMD run takes one device per rank, `--device=D://0 ..
 D://N-1` in one process; with --multi-process each rank also runs in its own
 process (--rank/--world-size, file rendezvous). Runs needing more devices
 than --devices are reported as not run. --jobs=J runs J tests at a time,
-each SPMD run on devices no other run holds (--device=D://i for the indices
-it was given), so 4 GPUs run two 2-rank tests side by side.
+each on devices no other run holds (--device=D://i for the indices it was
+given), so 4 GPUs run four single-device tests or two 2-rank tests side by
+side. A run on the hip driver takes 2-3.5 s on H200s (process start, device
+and NCCL set-up); the whole corpus at --jobs=2 did not finish in 9.5 minutes
+on 4 GPUs, so give a GPU machine one job per GPU or split it with --only.
 """
 import argparse
 import concurrent.futures
@@ -260,10 +263,13 @@ def run(args):
     lock = threading.Lock()
     passed, failures, not_run, spmd = [0], [], [], 0
 
-    def report(test, label, ok, detail):
+    def report(test, label, ok, detail, seconds):
         with lock:
             if ok:
                 passed[0] += 1
+                if args.verbose:
+                    print("ok   %s%s (%.1fs)" % (test, label, seconds),
+                          flush=True)
             else:
                 failures.append(test + label)
                 print("FAIL %s%s: %s" % (test, label, " / ".join(detail)),
@@ -275,20 +281,31 @@ def run(args):
         rest += [a.replace("{PACK}", pack_dir) for a in entry["args"]]
         ranks = entry.get("ranks", 1)
         if ranks == 1:
-            ok, detail = run_one([args.kiln_run, module,
-                                  "--device=" + args.device] + rest,
-                                 args.timeout)
-            report(entry["test"], "", ok, detail)
+            # With a pool, single-device tests spread over the devices too.
+            taken = pool.acquire(1) if pool else []
+            try:
+                device = ("%s://%d" % (driver, taken[0]) if taken
+                          else args.device)
+                begin = time.time()
+                ok, detail = run_one([args.kiln_run, module,
+                                      "--device=" + device] + rest,
+                                     args.timeout)
+                report(entry["test"], "", ok, detail, time.time() - begin)
+            finally:
+                if pool:
+                    pool.release(taken)
             return
         taken = pool.acquire(ranks) if pool else list(range(ranks))
         try:
             devices = ["--device=%s://%d" % (driver, d) for d in taken]
+            begin = time.time()
             ok, detail = run_one([args.kiln_run, module] + devices + rest,
                                  args.timeout)
             report(entry["test"], " [%d ranks, one process]" % ranks, ok,
-                   detail)
+                   detail, time.time() - begin)
             if args.multi_process:
                 rendezvous = tempfile.mkdtemp(prefix="kiln-rdv-")
+                begin = time.time()
                 ok, detail = run_processes([
                     [args.kiln_run, module, devices[r], "--rank=%d" % r,
                      "--world-size=%d" % ranks,
@@ -296,7 +313,7 @@ def run(args):
                     for r in range(ranks)], args.timeout)
                 shutil.rmtree(rendezvous, ignore_errors=True)
                 report(entry["test"], " [%d ranks, %d processes]"
-                       % (ranks, ranks), ok, detail)
+                       % (ranks, ranks), ok, detail, time.time() - begin)
         finally:
             if pool:
                 pool.release(taken)
@@ -347,6 +364,8 @@ def main():
                    help="run only the tests whose path matches")
     r.add_argument("--multi-process", action="store_true",
                    help="also run each SPMD test with one process per rank")
+    r.add_argument("--verbose", action="store_true",
+                   help="print a line (with its time) for every passing run")
     r.add_argument("--jobs", type=int, default=1,
                    help="runs at a time; SPMD runs get disjoint devices of "
                         "the --devices, so this needs --devices")

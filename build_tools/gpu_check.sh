@@ -152,13 +152,15 @@ e2e_pack=${E2E_PACK:-$dir/../e2e}
 if [ -f "$e2e_pack/manifest.json" ]; then
   # SPMD programs run on one GPU per rank, in one process and in one
   # process per rank (NCCL between processes); those needing more GPUs
-  # than the machine has are listed as not run. With 4+ GPUs, runs share
-  # the machine (disjoint GPUs per SPMD run), E2E_JOBS at a time.
-  jobs=${E2E_JOBS:-$(( gpus >= 4 ? gpus / 2 : 1 ))}
-  timeout 540 python3 "$root/build_tools/e2e_device.py" run \
+  # than the machine has are listed as not run. Runs share the machine
+  # (each on GPUs no other run holds), E2E_JOBS (default: one per GPU) at a
+  # time; every run is logged as it ends, so a cut-off stage still shows
+  # what ran.
+  jobs=${E2E_JOBS:-$(( gpus > 1 ? gpus : 1 ))}
+  timeout 540 python3 -u "$root/build_tools/e2e_device.py" run \
     --kiln-run="$dir/bin/kiln-run" --device=hip --pack="$e2e_pack" \
     --devices="$gpus" --jobs="$jobs" --multi-process --timeout=60 \
-    >"$log/e2e.log" 2>&1
+    --verbose >"$log/e2e.log" 2>&1
   rc=$?
   grep '^FAIL' "$log/e2e.log" | head -40
   summary+=("$(tail -n 1 "$log/e2e.log")")
