@@ -3,23 +3,8 @@
 #   cmake -DKILN_RUN=... -DKILN_DUMP=... -DMODULE=... -DWORK_DIR=... -P cli_test.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
-set(failures 0)
 
-# expect(NAME EXIT_CODE REGEX COMMAND...): REGEX must match stdout+stderr.
-function(expect name code regex)
-  execute_process(COMMAND ${ARGN}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(all "${out}${err}")
-  if(NOT rc STREQUAL "${code}")
-    message(SEND_ERROR "[${name}] exit code ${rc}, expected ${code}\n${all}")
-    return()
-  endif()
-  if(NOT all MATCHES "${regex}")
-    message(SEND_ERROR "[${name}] output does not match '${regex}':\n${all}")
-    return()
-  endif()
-  message(STATUS "[${name}] ok")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect.cmake)
 
 set(RUN ${KILN_RUN} ${MODULE})
 

@@ -2,22 +2,7 @@
 # each case runs the tool and checks its exit code and output. Run by ctest as
 #   cmake -DKILN_BENCHMARK=... -P kiln_benchmark_collective_test.cmake
 
-# expect(NAME EXIT_CODE REGEX COMMAND...): REGEX must match stdout+stderr
-# (as in cli_test.cmake; SEND_ERROR fails the script).
-function(expect name code regex)
-  execute_process(COMMAND ${ARGN}
-    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(all "${out}${err}")
-  if(NOT rc STREQUAL "${code}")
-    message(SEND_ERROR "[${name}] exit code ${rc}, expected ${code}\n${all}")
-    return()
-  endif()
-  if(NOT all MATCHES "${regex}")
-    message(SEND_ERROR "[${name}] output does not match '${regex}':\n${all}")
-    return()
-  endif()
-  message(STATUS "[${name}] ok")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect.cmake)
 
 set(B ${KILN_BENCHMARK} collective)
 set(TINY --min-bytes=8 --max-bytes=4K --step-factor=8 --iters=3 --warmup=1)
