@@ -85,13 +85,20 @@ def gpu(args, build):
                       f"--ranks={args.gpus}"] + sweep_flags(args),
                      args.timeout, env))
     print(f"{args.op} {args.dtype}, {args.gpus} GPUs, busbw GB/s "
-          f"(nccl-tests factors), iters {args.iters}")
-    print("| size (B) | kiln busbw | torch busbw | kiln / torch |")
-    print("|---:|---:|---:|---:|")
+          f"(nccl-tests factors), iters {args.iters}; kiln: host time to the "
+          f"semaphore; torch: CUDA events, and host time to synchronize()")
+    print("| size (B) | kiln busbw | torch busbw (events) | kiln / torch "
+          "| torch busbw (host) | kiln / torch (host) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if b > 0 else "-"
+
     for size in sorted(set(kiln) & set(torch)):
         k, t = kiln[size][3], torch[size][3]
-        ratio = f"{k / t:.2f}" if t > 0 else "-"
-        print(f"| {size} | {k:.3f} | {t:.3f} | {ratio} |")
+        th = torch[size][5]
+        print(f"| {size} | {k:.3f} | {t:.3f} | {ratio(k, t)} | {th:.3f} "
+              f"| {ratio(k, th)} |")
 
 
 def cpu(args, build):

@@ -4,8 +4,11 @@
 format (size count type time algbw busbw; nccl-tests busbw factors).
 
 One process per GPU (torch.multiprocessing); for each size, `warmup` ops,
-then CUDA events around `iters` ops; the time of a size is the slowest
-rank's. Sizes follow kiln-benchmark: size is the largest buffer of a rank
+then `iters` ops timed two ways: CUDA events around them on the stream
+(time, algbw, busbw), and host time from before the first call until
+torch.cuda.synchronize() returns after the last (host time, host busbw: the
+nccl-tests method, and kiln-benchmark's, which times host to semaphore).
+The time of a size is the slowest rank's. Sizes follow kiln-benchmark: size is the largest buffer of a rank
 (all_gather: its output), count the per-rank input element count.
 
   python3 torch_collective.py --ranks=2 --op=all_reduce --dtype=f32 \
@@ -13,6 +16,7 @@ rank's. Sizes follow kiln-benchmark: size is the largest buffer of a rank
 """
 import argparse
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -74,8 +78,10 @@ def worker(rank, args):
         print(f"# torch {torch.__version__} nccl {torch.cuda.nccl.version()}: "
               f"{args.op} {args.dtype} on {n} ranks, iters {args.iters}, "
               f"warmup {args.warmup}")
-        print("#       size        count   type       time     algbw     busbw")
-        print("#        (B)   (elements)              (us)    (GB/s)    (GB/s)")
+        print("#       size        count   type       time     algbw     busbw"
+              "  host time host busbw")
+        print("#        (B)   (elements)              (us)    (GB/s)    (GB/s)"
+              "       (us)     (GB/s)")
     for nbytes, count in sizes(args, element_size):
         inp = torch.ones(count, dtype=dtype, device="cuda")
         if args.op == "all_reduce":
@@ -97,20 +103,24 @@ def worker(rank, args):
         dist.barrier()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        host_start = time.perf_counter()
         start.record()
         for _ in range(args.iters):
             run()
         end.record()
         torch.cuda.synchronize()
-        seconds = torch.tensor([start.elapsed_time(end) / 1e3 / args.iters],
+        host = time.perf_counter() - host_start
+        seconds = torch.tensor([start.elapsed_time(end) / 1e3 / args.iters,
+                                host / args.iters],
                                dtype=torch.float64, device="cuda")
         dist.all_reduce(seconds, op=dist.ReduceOp.MAX)
         if rank == 0:
-            t = seconds.item()
+            t, th = seconds.tolist()
+            factor = bus_factor(args.op, n)
             algbw = nbytes / t / 1e9
             print(f"{nbytes:12d} {count:12d} {args.dtype:>6} {t * 1e6:10.2f} "
-                  f"{algbw:9.3f} {algbw * bus_factor(args.op, n):9.3f}",
-                  flush=True)
+                  f"{algbw:9.3f} {algbw * factor:9.3f} {th * 1e6:10.2f} "
+                  f"{nbytes / th / 1e9 * factor:10.3f}", flush=True)
     dist.destroy_process_group()
 
 
