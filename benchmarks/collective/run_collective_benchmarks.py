@@ -71,7 +71,7 @@ def sweep_flags(args):
     return [f"--op={args.op}", f"--dtype={args.dtype}",
             f"--min-bytes={args.min_bytes}", f"--max-bytes={args.max_bytes}",
             f"--step-factor={args.step_factor}", f"--iters={args.iters}",
-            f"--warmup={args.warmup}"]
+            f"--warmup={args.warmup}", f"--repeat={args.repeat}"]
 
 
 def gpu(args, build):
@@ -85,7 +85,8 @@ def gpu(args, build):
                       f"--ranks={args.gpus}"] + sweep_flags(args),
                      args.timeout, env))
     print(f"{args.op} {args.dtype}, {args.gpus} GPUs, busbw GB/s "
-          f"(nccl-tests factors), iters {args.iters}; kiln: host time to the "
+          f"(nccl-tests factors), iters {args.iters}, median of {args.repeat}; "
+          f"kiln: host time to the "
           f"semaphore; torch: CUDA events, and host time to synchronize()")
     print("| size (B) | kiln busbw | torch busbw (events) | kiln / torch "
           "| torch busbw (host) | kiln / torch (host) |")
@@ -153,6 +154,9 @@ def main():
     parser.add_argument("--step-factor", default="2")
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="timings per size (both tools); rows show the "
+                             "median")
     parser.add_argument("--check", action="store_true",
                         help="kiln-benchmark verifies each size once")
     parser.add_argument("--timeout", type=int, default=540,

@@ -8,7 +8,8 @@ then `iters` ops timed two ways: CUDA events around them on the stream
 (time, algbw, busbw), and host time from before the first call until
 torch.cuda.synchronize() returns after the last (host time, host busbw: the
 nccl-tests method, and kiln-benchmark's, which times host to semaphore).
-The time of a size is the slowest rank's. Sizes follow kiln-benchmark: size is the largest buffer of a rank
+Each timing is the slowest rank's; with --repeat=R the size is timed R
+times and the row shows the median of each. Sizes follow kiln-benchmark: size is the largest buffer of a rank
 (all_gather: its output), count the per-rank input element count.
 
   python3 torch_collective.py --ranks=2 --op=all_reduce --dtype=f32 \
@@ -16,6 +17,7 @@ The time of a size is the slowest rank's. Sizes follow kiln-benchmark: size is t
 """
 import argparse
 import os
+import statistics
 import time
 
 import torch
@@ -77,7 +79,7 @@ def worker(rank, args):
     if rank == 0:
         print(f"# torch {torch.__version__} nccl {torch.cuda.nccl.version()}: "
               f"{args.op} {args.dtype} on {n} ranks, iters {args.iters}, "
-              f"warmup {args.warmup}")
+              f"warmup {args.warmup}, median of {args.repeat}")
         print("#       size        count   type       time     algbw     busbw"
               "  host time host busbw")
         print("#        (B)   (elements)              (us)    (GB/s)    (GB/s)"
@@ -100,22 +102,27 @@ def worker(rank, args):
         for _ in range(args.warmup):
             run()
         torch.cuda.synchronize()
-        dist.barrier()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        host_start = time.perf_counter()
-        start.record()
-        for _ in range(args.iters):
-            run()
-        end.record()
-        torch.cuda.synchronize()
-        host = time.perf_counter() - host_start
-        seconds = torch.tensor([start.elapsed_time(end) / 1e3 / args.iters,
-                                host / args.iters],
-                               dtype=torch.float64, device="cuda")
+        timings = []  # (events, host) seconds per op of each repetition
+        for _ in range(args.repeat):
+            dist.barrier()
+            torch.cuda.synchronize()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            host_start = time.perf_counter()
+            start.record()
+            for _ in range(args.iters):
+                run()
+            end.record()
+            torch.cuda.synchronize()
+            host = time.perf_counter() - host_start
+            timings += [start.elapsed_time(end) / 1e3 / args.iters,
+                        host / args.iters]
+        seconds = torch.tensor(timings, dtype=torch.float64, device="cuda")
         dist.all_reduce(seconds, op=dist.ReduceOp.MAX)
         if rank == 0:
-            t, th = seconds.tolist()
+            slowest = seconds.tolist()
+            t = statistics.median(slowest[0::2])
+            th = statistics.median(slowest[1::2])
             factor = bus_factor(args.op, n)
             algbw = nbytes / t / 1e9
             print(f"{nbytes:12d} {count:12d} {args.dtype:>6} {t * 1e6:10.2f} "
@@ -136,6 +143,8 @@ def main():
     parser.add_argument("--step-factor", type=float, default=2)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="timings per size; rows show the medians")
     parser.add_argument("--port", type=int, default=29517)
     args = parser.parse_args()
     if args.ranks > torch.cuda.device_count():

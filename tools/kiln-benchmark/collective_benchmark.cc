@@ -27,7 +27,8 @@ const char kCollectiveUsage[] =
     "rank). For each size, every rank records a reusable command buffer that\n"
     "runs the collective --iters times; the time is host time around one\n"
     "queue execute of it until its semaphore is signalled, divided by\n"
-    "--iters (the slowest rank). Rows follow nccl-tests: algbw = size / time,\n"
+    "--iters (the slowest rank), and with --repeat=R the median of R such\n"
+    "executes. Rows follow nccl-tests: algbw = size / time,\n"
     "busbw = algbw * factor (all_reduce 2(n-1)/n; all_gather, reduce_scatter\n"
     "and all_to_all (n-1)/n; broadcast 1).\n"
     "\n"
@@ -47,6 +48,8 @@ const char kCollectiveUsage[] =
     "  --step-factor=F    size multiplier between rows (default 2)\n"
     "  --iters=N          timed collectives per size (default 20)\n"
     "  --warmup=N         untimed collectives first (default 5)\n"
+    "  --repeat=R         timed executes per size; the row shows the median\n"
+    "                     (default 1)\n"
     "  --check            verify each size's result once (before timing)\n"
     "  --reference=memcpy add a column with host memcpy bandwidth of the same\n"
     "                     size (one thread), a reference for CPU devices\n"
@@ -116,6 +119,7 @@ struct Options {
   double stepFactor = 2;
   long iters = 20;
   long warmup = 5;
+  long repeat = 1;
   bool check = false;
   bool memcpyReference = false;
 };
@@ -222,6 +226,10 @@ int ParseOptions(int argc, char** argv, Options* options) {
     } else if (valueOf("--iters", &value)) {
       if (!ParseLong(value, &options->iters) || options->iters < 1)
         return Fail("invalid --iters '" + value +
+                    "' (expected a positive integer)");
+    } else if (valueOf("--repeat", &value)) {
+      if (!ParseLong(value, &options->repeat) || options->repeat < 1)
+        return Fail("invalid --repeat '" + value +
                     "' (expected a positive integer)");
     } else if (valueOf("--warmup", &value)) {
       if (!ParseLong(value, &options->warmup))
@@ -478,17 +486,19 @@ kiln_status_t Allocate(kiln_hal_device_t* device, kiln_hal_memory_type_t type,
                                             &params, size ? size : 1, out);
 }
 
-// Records |body| into a fresh command buffer of |mode|, runs it and waits.
-// With |start|, every rank meets there after recording and before
-// submitting, so that a rank that failed (|prior|, or recording) never
-// leaves its peers waiting in a collective: then all ranks skip the run.
-// Returns |prior| if set.
+// Records |body| into a fresh command buffer of |mode|, runs it and waits,
+// |runs| times (more than once needs a reusable |mode|); |seconds|, if
+// given, gets the host time of each run. With |start|, every rank meets
+// there after recording and before each submit, so that a rank that failed
+// (|prior|, or recording) never leaves its peers waiting in a collective:
+// then all ranks skip the run. Returns |prior| if set.
 template <typename Body>
 kiln_status_t RunCommands(kiln_status_t prior, kiln_hal_device_t* device,
                           kiln_hal_command_buffer_mode_t mode, Body body,
-                          double* seconds, HostBarrier* start) {
+                          long runs, std::vector<double>* seconds,
+                          HostBarrier* start) {
   if (prior) {
-    if (start) start->Arrive(false);
+    for (long run = 0; start && run < runs; ++run) start->Arrive(false);
     return prior;
   }
   kiln_hal_command_buffer_t* commands = nullptr;
@@ -499,29 +509,31 @@ kiln_status_t RunCommands(kiln_status_t prior, kiln_hal_device_t* device,
   if (!status) status = kiln_hal_command_buffer_end(commands);
   kiln_hal_semaphore_t* done = nullptr;
   if (!status) status = kiln_hal_semaphore_create(device, 0, &done);
-  // Every rank recorded (or failed) before any submits its collectives, so
-  // that a failed rank never leaves peers waiting in a collective.
-  if (start && !start->Arrive(status == nullptr) && !status)
-    status = kiln_make_status(KILN_STATUS_ABORTED,
-                              "another rank failed to set up");
-  auto begin = std::chrono::steady_clock::now();
-  if (!status) {
-    uint64_t one = 1;
-    kiln_hal_semaphore_list_t signal = {1, &done, &one};
-    status = kiln_hal_device_queue_execute(device, KILN_HAL_QUEUE_AFFINITY_ANY,
-                                           nullptr, &signal, 1, &commands,
-                                           nullptr);
+  for (uint64_t run = 1; run <= uint64_t(runs); ++run) {
+    // Every rank recorded (or failed) before any submits its collectives,
+    // so that a failed rank never leaves peers waiting in a collective.
+    if (start && !start->Arrive(status == nullptr) && !status)
+      status = kiln_make_status(KILN_STATUS_ABORTED,
+                                "another rank failed to set up");
+    auto begin = std::chrono::steady_clock::now();
+    if (!status) {
+      kiln_hal_semaphore_list_t signal = {1, &done, &run};
+      status = kiln_hal_device_queue_execute(
+          device, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &commands,
+          nullptr);
+    }
+    if (!status) status = kiln_hal_semaphore_wait(done, run, kWaitTimeout);
+    auto end = std::chrono::steady_clock::now();
+    if (seconds)
+      seconds->push_back(std::chrono::duration<double>(end - begin).count());
   }
-  if (!status) status = kiln_hal_semaphore_wait(done, 1, kWaitTimeout);
-  auto end = std::chrono::steady_clock::now();
-  if (seconds) *seconds = std::chrono::duration<double>(end - begin).count();
   kiln_hal_semaphore_release(done);
   kiln_hal_command_buffer_release(commands);
   return status;
 }
 
 struct SizeResult {
-  double seconds = 0;
+  std::vector<double> seconds;  // host time of each timed execute
   uint64_t wrong = 0;
 };
 
@@ -571,7 +583,7 @@ kiln_status_t RunRankSize(const Options& options, Rank& rank, size_t index,
         return kiln_hal_command_buffer_copy_buffer(
             commands, recv, {buffers.staging, 0, 0, recvBytes});
       },
-      nullptr, &barrier);
+      1, nullptr, &barrier);
   if (!status && options.check) {
     std::vector<uint8_t> output(static_cast<size_t>(recvBytes));
     status = kiln_hal_buffer_read(buffers.staging, 0, output.data(), recvBytes);
@@ -601,9 +613,10 @@ kiln_status_t RunRankSize(const Options& options, Rank& rank, size_t index,
   if (options.warmup > 0)
     status = RunCommands(status, rank.device,
                          KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE,
-                         collectives(options.warmup), nullptr, &barrier);
+                         collectives(options.warmup), 1, nullptr, &barrier);
   return RunCommands(status, rank.device, KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE,
-                     collectives(options.iters), &result->seconds, &barrier);
+                     collectives(options.iters), options.repeat,
+                     &result->seconds, &barrier);
 }
 
 // Host memcpy bandwidth of |bytes| (GB/s), the best of |iters| copies.
@@ -703,13 +716,13 @@ int RunCollectiveBenchmark(int argc, char** argv) {
   std::string deviceList;
   for (const std::string& uri : options.devices) deviceList += " " + uri;
   std::printf("# kiln-benchmark collective: %s %s %s on %zu ranks (%s), "
-              "iters %ld, warmup %ld\n",
+              "iters %ld, warmup %ld, median of %ld\n",
               options.opName, options.typeName,
               options.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE ||
                       options.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER
                   ? options.reductionName
                   : "", ranks, deviceList.c_str() + 1, options.iters,
-              options.warmup);
+              options.warmup, options.repeat);
   std::printf("#%11s %12s %6s %10s %9s %9s%s%s\n", "size", "count", "type",
               "time", "algbw", "busbw", options.check ? "   #wrong" : "",
               options.memcpyReference ? "  memcpy" : "");
@@ -746,12 +759,18 @@ int RunCollectiveBenchmark(int argc, char** argv) {
       else kiln_status_free(statuses[r]);
     }
     if (status) break;
-    double seconds = 0;
+    // Each execute's time is its slowest rank's; the row takes the median.
+    std::vector<double> runs(size_t(options.repeat), 0.0);
     uint64_t wrong = 0;
     for (const SizeResult& result : results) {
-      seconds = std::max(seconds, result.seconds);
+      for (size_t i = 0; i < runs.size() && i < result.seconds.size(); ++i)
+        runs[i] = std::max(runs[i], result.seconds[i]);
       wrong += result.wrong;
     }
+    std::sort(runs.begin(), runs.end());
+    double seconds = runs.size() % 2
+                         ? runs[runs.size() / 2]
+                         : (runs[runs.size() / 2 - 1] + runs[runs.size() / 2]) / 2;
     double perIter = seconds / double(options.iters);
     double algbw = double(bytes) / perIter / 1e9;
     double busbw = algbw * BusFactor(options.kind, double(ranks));

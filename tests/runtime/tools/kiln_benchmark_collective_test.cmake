@@ -27,6 +27,8 @@ expect(memcpy_reference 0 "memcpy\n.*\\(GB/s\\)\n +8 +2 +f32 +[0-9.]+ +[0-9.]+ +
   ${B} --device=local --ranks=2 ${TINY} --reference=memcpy)
 expect(suffixes 0 "\n +1024 +256 +f32 .*\n +2048 +512 +f32 [^\n]*\n# Avg"
   ${B} --device=local --ranks=2 --min-bytes=1K --max-bytes=2K --iters=1 --warmup=0)
+expect(repeat 0 "warmup 1, median of 4\n.*\n +8 +2 +f32 [^\n]* 0\n"
+  ${B} --device=local --ranks=2 ${TINY} --repeat=4 --check)
 
 # Errors: "error:" and a non-zero exit.
 expect(no_device 1 "error: no --device given" ${B} --ranks=2)
@@ -38,6 +40,7 @@ expect(min_over_max 1 "error: --min-bytes \\(2048\\) is larger than --max-bytes 
   ${B} --device=local --min-bytes=2K --max-bytes=1K)
 expect(bad_step 1 "error: invalid --step-factor '1'" ${B} --device=local --step-factor=1)
 expect(bad_iters 1 "error: invalid --iters '0'" ${B} --device=local --iters=0)
+expect(bad_repeat 1 "error: invalid --repeat '0'" ${B} --device=local --repeat=0)
 expect(one_rank 1 "error: a collective benchmark needs at least 2 ranks"
   ${B} --device=local --ranks=1)
 expect(uri_with_ranks 1 "error: --device=local://1 names one device but --ranks=2"
