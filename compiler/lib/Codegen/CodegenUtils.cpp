@@ -14,6 +14,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -71,6 +72,61 @@ Operation *kiln::getTileableResultProducer(func::FuncOp func) {
       producer->getNumResults() != 1)
     return nullptr;
   return producer;
+}
+
+Operation *kiln::findRootOp(func::FuncOp func, Operation *resultProducer) {
+  Operation *root = nullptr;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() > 0)
+      root = op;
+  });
+  if (root || resultProducer)
+    return root ? root : resultProducer;
+  func.walk([&](linalg::LinalgOp op) { root = op; });
+  return root;
+}
+
+static bool bodyMultiplies(linalg::LinalgOp op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    found |= isa<arith::MulFOp, arith::MulIOp>(inner);
+  });
+  return found;
+}
+
+StringRef kiln::classifyRootOp(Operation *root) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(root);
+  if (!linalgOp)
+    return "generic";
+  if (linalg::isaContractionOpInterface(linalgOp))
+    return "matmul";
+  if (linalg::isaConvolutionOpInterface(linalgOp)) {
+    // Pooling ops are convolutions whose "filter" only gives the window
+    // shape: nothing is multiplied.
+    bool pooling = root->getName().getStringRef().contains("pooling") ||
+                   !bodyMultiplies(linalgOp);
+    return pooling ? "pooling" : "conv";
+  }
+  if (linalgOp.getNumReductionLoops() > 0)
+    return "reduction";
+  return "elementwise";
+}
+
+std::optional<SmallVector<int64_t>>
+kiln::getStaticIterationSizes(Operation *op) {
+  auto tileable = dyn_cast_or_null<TilingInterface>(op);
+  if (!tileable)
+    return std::nullopt;
+  OpBuilder builder(op);
+  SmallVector<int64_t> sizes;
+  for (Range range : tileable.getIterationDomain(builder)) {
+    std::optional<int64_t> size = getConstantIntValue(range.size);
+    std::optional<int64_t> offset = getConstantIntValue(range.offset);
+    if (!size || !offset || *offset != 0)
+      return std::nullopt;
+    sizes.push_back(*size);
+  }
+  return sizes;
 }
 
 LogicalResult kiln::tileResultIntoForall(func::FuncOp func,

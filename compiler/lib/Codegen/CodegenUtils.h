@@ -28,6 +28,22 @@ void scaleDenormalLogInputs(Operation *root);
 // several results or its result is not produced by a TilingInterface op.
 Operation *getTileableResultProducer(func::FuncOp func);
 
+// The op carrying the main work of kernel `func`: the last linalg op with
+// reduction loops, else `resultProducer`, else (when that is null) the last
+// linalg op. Null when there is none of these.
+Operation *findRootOp(func::FuncOp func, Operation *resultProducer);
+
+// The kind of work `root` does, as strategies name it: "matmul"
+// (contraction), "conv", "pooling" (a convolution that multiplies nothing),
+// "reduction", "elementwise" (all other linalg ops), or "generic" when
+// `root` is no linalg op.
+StringRef classifyRootOp(Operation *root);
+
+// The iteration-domain sizes of `op`, a TilingInterface op, in loop order;
+// nullopt when `op` is null or no such op, or when a loop's size is dynamic
+// or its offset not zero.
+std::optional<SmallVector<int64_t>> getStaticIterationSizes(Operation *op);
+
 // Tiles the op producing the kernel result into an scf.forall with
 // `tileSizes` (one per loop, 0: not tiled) and `mapping` (one per tiled
 // loop), fusing its producers greedily into the loop body.

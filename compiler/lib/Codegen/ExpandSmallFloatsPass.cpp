@@ -57,33 +57,21 @@ static Value floatConstant(OpBuilder &b, Location loc, Type type,
 
 // extf f16/bf16 -> f64 and truncf f64 -> f16/bf16 go through f32, so only
 // the f32 forms need an expansion. (f64 -> f16 rounds twice; the error is
-// at most one f16 ulp in rare halfway cases.)
-struct SplitWideExtF : OpRewritePattern<arith::ExtFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::ExtFOp op,
+// at most one f16 ulp in rare halfway cases.) `CastOp` is arith::ExtFOp,
+// whose source is the f16/bf16 side, or arith::TruncFOp, whose result is.
+template <typename CastOp> struct SplitWideCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern<CastOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op,
                                 PatternRewriter &rewriter) const override {
-    Type resultElement = getElementTypeOrSelf(op.getType());
-    if (!isSmallFloat(op.getIn().getType()) || resultElement.isF32())
+    Type small = op.getIn().getType();
+    Type other = op.getType();
+    if constexpr (std::is_same_v<CastOp, arith::TruncFOp>)
+      std::swap(small, other);
+    if (!isSmallFloat(small) || getElementTypeOrSelf(other).isF32())
       return failure();
     Type f32Type = withElementType(op.getType(), rewriter.getF32Type());
-    Value f32 = arith::ExtFOp::create(rewriter, op.getLoc(), f32Type,
-                                      op.getIn());
-    rewriter.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(), f32);
-    return success();
-  }
-};
-
-struct SplitWideTruncF : OpRewritePattern<arith::TruncFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::TruncFOp op,
-                                PatternRewriter &rewriter) const override {
-    Type inElement = getElementTypeOrSelf(op.getIn().getType());
-    if (!isSmallFloat(op.getType()) || inElement.isF32())
-      return failure();
-    Type f32Type = withElementType(op.getType(), rewriter.getF32Type());
-    Value f32 = arith::TruncFOp::create(rewriter, op.getLoc(), f32Type,
-                                        op.getIn());
-    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), f32);
+    Value f32 = CastOp::create(rewriter, op.getLoc(), f32Type, op.getIn());
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), f32);
     return success();
   }
 };
@@ -220,8 +208,8 @@ struct HostExpandSmallFloatsPass
         op.setFastmathAttr(none);
     });
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitWideExtF, SplitWideTruncF, ExpandF16ExtF,
-                 ExpandF16TruncF>(&getContext());
+    patterns.add<SplitWideCast<arith::ExtFOp>, SplitWideCast<arith::TruncFOp>,
+                 ExpandF16ExtF, ExpandF16TruncF>(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -46,8 +46,6 @@ struct GPUStrategy {
   std::string intrinsic;
 };
 
-static std::optional<SmallVector<int64_t>> staticLoopRanges(Operation *op);
-
 // The AMD matrix-core instruction for a 16x16x16 f16 matmul on `chip`, if
 // it has one: MFMA on CDNA 2/3/4 (wave64), WMMA on RDNA 3 (wave32).
 static StringRef getMatrixCoreIntrinsic(StringRef chip, int64_t subgroupSize) {
@@ -66,70 +64,13 @@ static bool fitsMatrixCore(Operation *root, Operation *producer) {
   auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
   if (!matmul || root != producer || matmul.hasUserDefinedMaps())
     return false;
-  std::optional<SmallVector<int64_t>> sizes = staticLoopRanges(root);
+  std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(root);
   if (!sizes || llvm::any_of(*sizes, [](int64_t s) { return s % 16 != 0; }))
     return false;
   auto elementType = [&](Value v) { return getElementTypeOrSelf(v.getType()); };
   return elementType(matmul.getDpsInputs()[0]).isF16() &&
          elementType(matmul.getDpsInputs()[1]).isF16() &&
          elementType(matmul.getDpsInits()[0]).isF32();
-}
-
-// The op carrying the kernel's main work: the (last) linalg op with
-// reduction loops, else the op producing the result.
-static Operation *findRootOp(func::FuncOp func, Operation *resultProducer) {
-  Operation *root = nullptr;
-  func.walk([&](linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() > 0)
-      root = op;
-  });
-  if (root || resultProducer)
-    return root ? root : resultProducer;
-  func.walk([&](linalg::LinalgOp op) { root = op; });
-  return root;
-}
-
-static bool bodyMultiplies(linalg::LinalgOp op) {
-  bool found = false;
-  op->walk([&](Operation *inner) {
-    found |= isa<arith::MulFOp, arith::MulIOp>(inner);
-  });
-  return found;
-}
-
-static std::string classifyRoot(Operation *root) {
-  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(root);
-  if (!linalgOp)
-    return "generic";
-  if (linalg::isaContractionOpInterface(linalgOp))
-    return "matmul";
-  if (linalg::isaConvolutionOpInterface(linalgOp)) {
-    // Pooling ops are convolutions whose "filter" only gives the window
-    // shape: nothing is multiplied.
-    bool pooling =
-        root->getName().getStringRef().contains("pooling") ||
-        !bodyMultiplies(linalgOp);
-    return pooling ? "pooling" : "conv";
-  }
-  if (linalgOp.getNumReductionLoops() > 0)
-    return "reduction";
-  return "elementwise";
-}
-
-static std::optional<SmallVector<int64_t>> staticLoopRanges(Operation *op) {
-  auto tileable = dyn_cast_or_null<TilingInterface>(op);
-  if (!tileable)
-    return std::nullopt;
-  OpBuilder builder(op);
-  SmallVector<int64_t> sizes;
-  for (Range range : tileable.getIterationDomain(builder)) {
-    std::optional<int64_t> size = getConstantIntValue(range.size);
-    std::optional<int64_t> offset = getConstantIntValue(range.offset);
-    if (!size || !offset || *offset != 0)
-      return std::nullopt;
-    sizes.push_back(*size);
-  }
-  return sizes;
 }
 
 static int64_t elementBits(Operation *op) {
@@ -149,11 +90,11 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   Operation *root = findRootOp(func, producer);
   if (root)
     strategy.root = root->getName().getStringRef().str();
-  std::optional<SmallVector<int64_t>> sizes = staticLoopRanges(producer);
+  std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(producer);
   if (!producer || !sizes)
     return strategy; // kind "single"
 
-  strategy.kind = classifyRoot(root);
+  strategy.kind = classifyRootOp(root).str();
   auto tileable = cast<TilingInterface>(producer);
   SmallVector<utils::IteratorType> iterators =
       tileable.getLoopIteratorTypes();
@@ -179,7 +120,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   auto rootLinalg = dyn_cast<linalg::LinalgOp>(root);
   if (rootLinalg && rootLinalg.getNumReductionLoops() > 0) {
     strategy.reduction = "thread";
-    std::optional<SmallVector<int64_t>> rootSizes = staticLoopRanges(root);
+    std::optional<SmallVector<int64_t>> rootSizes =
+        getStaticIterationSizes(root);
     if (strategy.kind == "reduction" && rootSizes &&
         getInnermostReductionCombiner(rootLinalg)) {
       unsigned numParallel = rootLinalg.getNumParallelLoops();

@@ -7,6 +7,7 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "CodegenUtils.h"
 #include "HostRegisterTiles.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,46 +45,23 @@ struct Strategy {
   SmallVector<int64_t> vectorSizes;
 };
 
-// The op whose loops carry the kernel's main work: the (last) op with
-// reduction loops, else the op producing the result.
-static Operation *findRootOp(func::FuncOp func, Operation *resultProducer) {
-  Operation *root = nullptr;
-  func.walk([&](linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() > 0)
-      root = op;
-  });
-  return root ? root : resultProducer;
-}
-
-static std::string classifyRoot(Operation *root) {
-  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(root);
-  if (!linalgOp)
-    return "elementwise";
-  if (linalg::isaContractionOpInterface(linalgOp))
-    return "matmul";
-  if (linalg::isaConvolutionOpInterface(linalgOp))
+// The host tiles pooling like any convolution, and a root that is no
+// linalg op like elementwise code.
+static std::string getHostRootKind(Operation *root) {
+  StringRef kind = classifyRootOp(root);
+  if (kind == "pooling")
     return "conv";
-  if (linalgOp.getNumReductionLoops() > 0)
-    return "reduction";
-  return "elementwise";
+  if (kind == "generic")
+    return "elementwise";
+  return kind.str();
 }
 
-// Iteration-space points of `op` (all loops), or nullopt when not static.
-static std::optional<int64_t> staticLoopRanges(Operation *op,
-                                               SmallVectorImpl<int64_t> &sizes) {
-  auto tileable = dyn_cast_or_null<TilingInterface>(op);
-  if (!tileable)
-    return std::nullopt;
-  OpBuilder builder(op);
+// Iteration-space points of a loop nest of `sizes` (an empty loop counts
+// as one point).
+static int64_t countPoints(ArrayRef<int64_t> sizes) {
   int64_t points = 1;
-  for (Range range : tileable.getIterationDomain(builder)) {
-    std::optional<int64_t> size = getConstantIntValue(range.size);
-    std::optional<int64_t> offset = getConstantIntValue(range.offset);
-    if (!size || !offset || *offset != 0)
-      return std::nullopt;
-    sizes.push_back(*size);
-    points *= std::max<int64_t>(*size, 1);
-  }
+  for (int64_t size : sizes)
+    points *= std::max<int64_t>(size, 1);
   return points;
 }
 
@@ -109,17 +87,18 @@ static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
   if (!tileable || producer->getNumResults() != 1)
     return single;
 
-  SmallVector<int64_t> sizes;
-  std::optional<int64_t> producerPoints = staticLoopRanges(producer, sizes);
-  if (!producerPoints)
+  std::optional<SmallVector<int64_t>> producerSizes =
+      getStaticIterationSizes(producer);
+  if (!producerSizes)
     return single;
+  SmallVector<int64_t> sizes = std::move(*producerSizes);
   Operation *root = findRootOp(func, producer);
-  SmallVector<int64_t> rootSizes;
+  std::optional<SmallVector<int64_t>> rootSizes = getStaticIterationSizes(root);
   int64_t work =
-      std::max(*producerPoints, staticLoopRanges(root, rootSizes).value_or(0));
+      std::max(countPoints(sizes), rootSizes ? countPoints(*rootSizes) : 0);
 
   Strategy strategy;
-  strategy.kind = classifyRoot(root);
+  strategy.kind = getHostRootKind(root);
   strategy.root = root->getName().getStringRef().str();
   strategy.tileSizes.assign(sizes.size(), 0);
   // Convolutions have no register tiling (kiln-host-vectorize leaves them

@@ -10,6 +10,30 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+// The kernel that `ref` (@executable::@function), the entry point of `op`,
+// names. Null after an error at `op` when `ref` has another form or names no
+// kernel.
+static func::FuncOp lookupEntryPoint(Operation *op, SymbolRefAttr ref,
+                                     SymbolTableCollection &symbolTable) {
+  if (ref.getNestedReferences().size() != 1) {
+    op->emitOpError("entry point must be @executable::@function, got ") << ref;
+    return nullptr;
+  }
+  auto executable = symbolTable.lookupNearestSymbolFrom<ExecutableOp>(
+      op, FlatSymbolRefAttr::get(ref.getRootReference()));
+  if (!executable) {
+    op->emitOpError("no kiln.executable named ") << ref.getRootReference();
+    return nullptr;
+  }
+  auto func = symbolTable.lookupSymbolIn<func::FuncOp>(executable,
+                                                       ref.getLeafReference());
+  if (!func)
+    op->emitOpError("executable ")
+        << ref.getRootReference() << " has no function "
+        << ref.getLeafReference();
+  return func;
+}
+
 //===----------------------------------------------------------------------===//
 // ExecutableOp
 //===----------------------------------------------------------------------===//
@@ -29,19 +53,9 @@ void ExecutableOp::build(OpBuilder &builder, OperationState &state,
 LogicalResult
 DispatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   SymbolRefAttr ref = getEntryPoint();
-  if (ref.getNestedReferences().size() != 1)
-    return emitOpError("entry point must be @executable::@function, got ")
-           << ref;
-  auto executable = symbolTable.lookupNearestSymbolFrom<ExecutableOp>(
-      *this, FlatSymbolRefAttr::get(ref.getRootReference()));
-  if (!executable)
-    return emitOpError("no kiln.executable named ") << ref.getRootReference();
-  auto func = symbolTable.lookupSymbolIn<func::FuncOp>(
-      executable, ref.getLeafReference());
+  func::FuncOp func = lookupEntryPoint(*this, ref, symbolTable);
   if (!func)
-    return emitOpError("executable ")
-           << ref.getRootReference() << " has no function "
-           << ref.getLeafReference();
+    return failure();
   FunctionType type = func.getFunctionType();
   if (!llvm::equal(type.getInputs(), getArguments().getTypes()) ||
       !llvm::equal(type.getResults(), getResults().getTypes()))
@@ -217,19 +231,9 @@ void ProgramOp::build(OpBuilder &builder, OperationState &state,
 LogicalResult
 DispatchCommandOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   SymbolRefAttr ref = getEntryPoint();
-  if (ref.getNestedReferences().size() != 1)
-    return emitOpError("entry point must be @executable::@function, got ")
-           << ref;
-  auto executable = symbolTable.lookupNearestSymbolFrom<ExecutableOp>(
-      *this, FlatSymbolRefAttr::get(ref.getRootReference()));
-  if (!executable)
-    return emitOpError("no kiln.executable named ") << ref.getRootReference();
-  auto func = symbolTable.lookupSymbolIn<func::FuncOp>(
-      executable, ref.getLeafReference());
+  func::FuncOp func = lookupEntryPoint(*this, ref, symbolTable);
   if (!func)
-    return emitOpError("executable ")
-           << ref.getRootReference() << " has no function "
-           << ref.getLeafReference();
+    return failure();
   size_t expected = func.getNumArguments() + func.getNumResults();
   if (getBindings().size() != expected)
     return emitOpError("kernel ")

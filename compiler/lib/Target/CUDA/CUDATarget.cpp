@@ -14,19 +14,13 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu_target;
 
 static constexpr StringLiteral kTargetName = "cuda";
-static constexpr StringLiteral kNVPTXTriple = "nvptx64-nvidia-cuda";
 
 ArrayRef<CUDAChipInfo> mlir::kiln::getKnownCUDAChips() {
   // The PTX ISA version is the lowest one that supports the chip (what LLVM
@@ -40,51 +34,24 @@ ArrayRef<CUDAChipInfo> mlir::kiln::getKnownCUDAChips() {
 }
 
 const CUDAChipInfo *mlir::kiln::lookupCUDAChip(StringRef chip) {
-  for (const CUDAChipInfo &info : getKnownCUDAChips())
-    if (info.name == chip)
-      return &info;
-  return nullptr;
+  return lookupChip(getKnownCUDAChips(), chip);
 }
 
 llvm::Error mlir::kiln::verifyCUDAChips(ArrayRef<std::string> chips) {
-  SmallVector<StringRef> known;
-  for (const CUDAChipInfo &info : getKnownCUDAChips())
-    known.push_back(info.name);
-  if (chips.empty())
-    return llvm::createStringError("no CUDA chip given; known chips: " +
-                                   joinNames(known));
-  for (const std::string &chip : chips)
-    if (!lookupCUDAChip(chip))
-      return llvm::createStringError("unknown CUDA chip '" + chip +
-                                     "'; known chips: " + joinNames(known));
-  return llvm::Error::success();
+  return verifyChipList(getKnownCUDAChips(), chips, "CUDA");
 }
 
-static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(Location loc, const CUDAChipInfo &chip, unsigned optLevel) {
-  static std::once_flag initFlag;
-  std::call_once(initFlag, [] {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-  });
-  llvm::Triple triple(kNVPTXTriple);
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) {
-    emitError(loc) << "cuda target: no LLVM NVPTX backend: " << error;
-    return nullptr;
-  }
-  std::string features = "+ptx" + std::to_string(chip.ptxVersion);
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, chip.name, features, llvm::TargetOptions(), std::nullopt,
-      std::nullopt, getCodeGenOptLevel(optLevel)));
-  if (!tm)
-    emitError(loc) << "cuda target: cannot create an NVPTX target machine for "
-                   << chip.name;
-  return tm;
+static void initializeNVPTX() {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
 }
+
+// Default relocation model: PTX is text that the driver JIT-compiles.
+static LLVMBackend nvptxBackend = {kTargetName, "NVPTX", "nvptx64-nvidia-cuda",
+                                   /*relocModel=*/std::nullopt,
+                                   initializeNVPTX};
 
 // Makes each kernel's block size exact for ptxas (.reqntid, which lets it
 // budget registers). ptxas rejects .maxntid next to .reqntid ("Conflicting
@@ -119,8 +86,9 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
   codegenOptions.subgroupSize = 32;
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      createTargetMachine(loc, chip, options.optLevel);
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(
+      loc, nvptxBackend, chip.name, "+ptx" + std::to_string(chip.ptxVersion),
+      options.optLevel);
   if (!tm)
     return failure();
   llvm::LLVMContext llvmContext;
@@ -168,15 +136,8 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
   binary.chip = chip.name.str();
   binary.ptx.assign(ptx.begin(), ptx.end());
   binary.ptx.push_back('\0');
-  for (const KernelLaunchInfo &kernel : kernels) {
-    CUDAKernelExport entry;
-    entry.name = kernel.name;
-    entry.workgroupCount = kernel.workgroupCount;
-    entry.workgroupSize = kernel.workgroupSize;
-    entry.bindingCount = kernel.bindingCount;
-    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
-    binary.exports.push_back(std::move(entry));
-  }
+  for (const KernelLaunchInfo &kernel : kernels)
+    binary.exports.push_back(makeKernelExport<CUDAKernelExport>(kernel));
   return binary;
 }
 

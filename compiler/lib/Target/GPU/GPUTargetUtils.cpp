@@ -18,11 +18,14 @@
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/IPO/Internalize.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
@@ -428,4 +431,40 @@ std::string gpu_target::joinNames(ArrayRef<StringRef> names) {
     text += name.str();
   }
   return text;
+}
+
+std::unique_ptr<llvm::TargetMachine>
+gpu_target::createTargetMachine(Location loc, LLVMBackend &backend,
+                                StringRef chip, StringRef features,
+                                unsigned optLevel) {
+  std::call_once(backend.initialized, backend.initialize);
+  llvm::Triple triple(backend.triple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << backend.targetName << " target: no LLVM "
+                   << backend.backendName << " backend: " << error;
+    return nullptr;
+  }
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, chip, features, llvm::TargetOptions(), backend.relocModel,
+      std::nullopt, getCodeGenOptLevel(optLevel)));
+  if (!tm)
+    emitError(loc) << backend.targetName << " target: cannot create an "
+                   << backend.backendName << " target machine for " << chip;
+  return tm;
+}
+
+llvm::Error gpu_target::verifyChipNames(ArrayRef<StringRef> known,
+                                        ArrayRef<std::string> chips,
+                                        StringRef vendor) {
+  if (chips.empty())
+    return llvm::createStringError(
+        "no " + vendor + " chip given; known chips: " + joinNames(known));
+  for (const std::string &chip : chips)
+    if (!llvm::is_contained(known, chip))
+      return llvm::createStringError("unknown " + vendor + " chip '" + chip +
+                                     "'; known chips: " + joinNames(known));
+  return llvm::Error::success();
 }

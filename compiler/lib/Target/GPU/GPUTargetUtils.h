@@ -15,11 +15,15 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <array>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace mlir::kiln::gpu_target {
@@ -32,6 +36,19 @@ struct KernelLaunchInfo {
   std::array<uint32_t, 3> workgroupSize = {1, 1, 1};
   uint32_t sharedMemoryBytes = 0;
 };
+
+// A target's export entry (ROCMKernelExport, CUDAKernelExport) holding the
+// launch facts of `kernel`; the target fills in its own fields.
+template <typename KernelExport>
+KernelExport makeKernelExport(const KernelLaunchInfo &kernel) {
+  KernelExport entry;
+  entry.name = kernel.name;
+  entry.workgroupCount = kernel.workgroupCount;
+  entry.workgroupSize = kernel.workgroupSize;
+  entry.bindingCount = kernel.bindingCount;
+  entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
+  return entry;
+}
 
 // Writes `<dir>/<executable>.<chip>.<what>` files for --dump-intermediates.
 class DumpWriter {
@@ -127,6 +144,52 @@ LogicalResult checkTranscendentals(
     function_ref<bool(StringRef name, llvm::Type *scalarType)> isLowerable);
 
 llvm::CodeGenOptLevel getCodeGenOptLevel(unsigned optLevel);
+
+// The LLVM backend one GPU target compiles with.
+struct LLVMBackend {
+  StringRef targetName;  // "rocm", "cuda": prefixes diagnostics
+  StringRef backendName; // "AMDGPU", "NVPTX": names the backend in diagnostics
+  StringRef triple;
+  std::optional<llvm::Reloc::Model> relocModel;
+  // Registers the backend with LLVM (its LLVMInitialize* functions). Called
+  // once per process, through `initialized`, before the first target machine.
+  void (*initialize)();
+  std::once_flag initialized;
+};
+
+// A target machine of `backend` for `chip` (an LLVM processor name) with
+// the subtarget `features`, generating code at `optLevel` (0-3). Emits an
+// error at `loc` and returns null when LLVM has no such backend or it
+// rejects the chip.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(Location loc, LLVMBackend &backend, StringRef chip,
+                    StringRef features, unsigned optLevel);
+
+// The entry of `chips` (ROCMChipInfo, CUDAChipInfo) named `chip`, or null.
+template <typename ChipInfo>
+const ChipInfo *lookupChip(ArrayRef<ChipInfo> chips, StringRef chip) {
+  for (const ChipInfo &info : chips)
+    if (info.name == chip)
+      return &info;
+  return nullptr;
+}
+
+// Success when `chips` is not empty and each of them is one of `known`;
+// otherwise an error saying that no chip was given or naming the first
+// unknown one, and listing the known ones. `vendor` ("ROCm", "CUDA") names
+// the kind of chip in the message.
+llvm::Error verifyChipNames(ArrayRef<StringRef> known,
+                            ArrayRef<std::string> chips, StringRef vendor);
+
+// verifyChipNames with the names of `knownChips` (ROCMChipInfo,
+// CUDAChipInfo).
+template <typename ChipInfo>
+llvm::Error verifyChipList(ArrayRef<ChipInfo> knownChips,
+                           ArrayRef<std::string> chips, StringRef vendor) {
+  SmallVector<StringRef> known = llvm::map_to_vector(
+      knownChips, [](const ChipInfo &info) -> StringRef { return info.name; });
+  return verifyChipNames(known, chips, vendor);
+}
 
 // Prints `names` as "a, b, c" for diagnostics that list valid values.
 std::string joinNames(ArrayRef<StringRef> names);

@@ -20,19 +20,13 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Triple.h"
-
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu_target;
 
 static constexpr StringLiteral kTargetName = "rocm";
-static constexpr StringLiteral kAMDGPUTriple = "amdgcn-amd-amdhsa";
 // amdhsa code object v5: what ROCm 6.x/7.x loaders expect by default.
 static constexpr unsigned kCodeObjectVersion = 500;
 
@@ -51,54 +45,23 @@ ArrayRef<ROCMChipInfo> mlir::kiln::getKnownROCMChips() {
 }
 
 const ROCMChipInfo *mlir::kiln::lookupROCMChip(StringRef chip) {
-  for (const ROCMChipInfo &info : getKnownROCMChips())
-    if (info.name == chip)
-      return &info;
-  return nullptr;
+  return lookupChip(getKnownROCMChips(), chip);
 }
 
 llvm::Error mlir::kiln::verifyROCMChips(ArrayRef<std::string> chips) {
-  SmallVector<StringRef> known;
-  for (const ROCMChipInfo &info : getKnownROCMChips())
-    known.push_back(info.name);
-  if (chips.empty())
-    return llvm::createStringError("no ROCm chip given; known chips: " +
-                                   joinNames(known));
-  for (const std::string &chip : chips)
-    if (!lookupROCMChip(chip))
-      return llvm::createStringError("unknown ROCm chip '" + chip +
-                                     "'; known chips: " + joinNames(known));
-  return llvm::Error::success();
+  return verifyChipList(getKnownROCMChips(), chips, "ROCm");
 }
 
-static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(Location loc, const ROCMChipInfo &chip, unsigned optLevel) {
-  static std::once_flag initFlag;
-  std::call_once(initFlag, [] {
-    LLVMInitializeAMDGPUTargetInfo();
-    LLVMInitializeAMDGPUTarget();
-    LLVMInitializeAMDGPUTargetMC();
-    LLVMInitializeAMDGPUAsmPrinter();
-  });
-  llvm::Triple triple(kAMDGPUTriple);
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) {
-    emitError(loc) << "rocm target: no LLVM AMDGPU backend: " << error;
-    return nullptr;
-  }
-  // No feature string: the wavefront size is the chip's default (64 on
-  // gfx9, 32 on gfx10+), which the codegen pipeline was told about, and
-  // xnack/sramecc stay "any" so one object runs in either mode.
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, chip.name, /*Features=*/"", llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, getCodeGenOptLevel(optLevel)));
-  if (!tm)
-    emitError(loc) << "rocm target: cannot create an AMDGPU target machine "
-                      "for "
-                   << chip.name;
-  return tm;
+static void initializeAMDGPU() {
+  LLVMInitializeAMDGPUTargetInfo();
+  LLVMInitializeAMDGPUTarget();
+  LLVMInitializeAMDGPUTargetMC();
+  LLVMInitializeAMDGPUAsmPrinter();
 }
+
+// Position-independent code: the object is linked into a shared HSACO.
+static LLVMBackend amdgpuBackend = {kTargetName, "AMDGPU", "amdgcn-amd-amdhsa",
+                                    llvm::Reloc::PIC_, initializeAMDGPU};
 
 // Makes each kernel's launch shape explicit to the backend (register budget,
 // wavefront count).
@@ -145,8 +108,11 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
   codegenOptions.matrixCores = options.matrixCores;
-  std::unique_ptr<llvm::TargetMachine> tm =
-      createTargetMachine(loc, chip, options.optLevel);
+  // No feature string: the wavefront size is the chip's default (64 on
+  // gfx9, 32 on gfx10+), which the codegen pipeline was told about, and
+  // xnack/sramecc stay "any" so one object runs in either mode.
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(
+      loc, amdgpuBackend, chip.name, /*features=*/"", options.optLevel);
   if (!tm)
     return failure();
   llvm::LLVMContext llvmContext;
@@ -219,11 +185,7 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
                             << " has no metadata for kernel '" << kernel.name
                             << "'";
     const HSACOKernelMetadata &md = it->second;
-    ROCMKernelExport entry;
-    entry.name = kernel.name;
-    entry.workgroupCount = kernel.workgroupCount;
-    entry.workgroupSize = kernel.workgroupSize;
-    entry.bindingCount = kernel.bindingCount;
+    ROCMKernelExport entry = makeKernelExport<ROCMKernelExport>(kernel);
     // The code object's figure includes LDS the backend added itself.
     entry.sharedMemoryBytes =
         std::max(kernel.sharedMemoryBytes, md.groupSegmentFixedSize);
