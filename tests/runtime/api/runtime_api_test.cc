@@ -9,27 +9,14 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "status_test_util.h"
 #include "test_modules.h"
 
 namespace kiln {
 namespace {
 
-// Frees the status and returns its code; keeps the message for checks.
-struct StatusInfo {
-  kiln_status_code_t code;
-  std::string message;
-};
-StatusInfo Take(kiln_status_t status) {
-  StatusInfo info{kiln_status_code(status), kiln_status_message(status)};
-  kiln_status_free(status);
-  return info;
-}
-
-#define ASSERT_OK(expr)                                              \
-  do {                                                               \
-    StatusInfo info_ = Take(expr);                                   \
-    ASSERT_EQ(info_.code, KILN_STATUS_OK) << info_.message;          \
-  } while (0)
+using testing::StatusInfo;
+using testing::Take;
 
 class RuntimeApiTest : public ::testing::Test {
  protected:

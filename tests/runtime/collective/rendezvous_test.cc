@@ -13,26 +13,14 @@
 #include <vector>
 
 #include "collective/rendezvous.h"
+#include "status_test_util.h"
 
 namespace kiln {
 namespace collective {
 namespace {
 
-struct StatusInfo {
-  kiln_status_code_t code;
-  std::string message;
-};
-StatusInfo Take(kiln_status_t status) {
-  StatusInfo info{kiln_status_code(status), kiln_status_message(status)};
-  kiln_status_free(status);
-  return info;
-}
-
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    StatusInfo info_ = Take(expr);                          \
-    ASSERT_EQ(info_.code, KILN_STATUS_OK) << info_.message; \
-  } while (0)
+using testing::StatusInfo;
+using testing::Take;
 
 kiln_time_t In(double seconds) {
   return kiln_deadline_from_timeout(int64_t(seconds * 1e9));

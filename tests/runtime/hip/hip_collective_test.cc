@@ -19,27 +19,14 @@
 #include <vector>
 
 #include "kiln/hal/hal.h"
+#include "status_test_util.h"
 
 namespace {
 
 constexpr kiln_duration_t kTimeout = 60ll * 1000 * 1000 * 1000;
 
-std::string take(kiln_status_t status) {
-  std::string text = status ? kiln_status_message(status) : "OK";
-  kiln_status_free(status);
-  return text;
-}
+using kiln::testing::TakeMessage;
 
-#define ASSERT_OK(expr)                                                    \
-  do {                                                                     \
-    kiln_status_t assert_status_ = (expr);                                 \
-    ASSERT_EQ(assert_status_, nullptr) << #expr << ": " << take(assert_status_); \
-  } while (0)
-#define EXPECT_OK(expr)                                                    \
-  do {                                                                     \
-    kiln_status_t expect_status_ = (expr);                                 \
-    EXPECT_EQ(expect_status_, nullptr) << #expr << ": " << take(expect_status_); \
-  } while (0)
 
 class HipDeviceTest : public ::testing::Test {
  protected:
@@ -54,7 +41,7 @@ class HipDeviceTest : public ::testing::Test {
     kiln_status_t status =
         kiln_hal_driver_registry_get_driver(registry, "hip", &driver);
     if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
-      GTEST_SKIP() << "no GPU for the hip driver here: " << take(status);
+      GTEST_SKIP() << "no GPU for the hip driver here: " << TakeMessage(status);
     ASSERT_OK(status);
     ASSERT_OK(kiln_hal_driver_enumerate_devices(driver, 0, nullptr, &count));
   }
@@ -83,7 +70,7 @@ class HipDeviceTest : public ::testing::Test {
     kiln_status_t status =
         kiln_hal_channel_id_create(devices[0], id, sizeof(id), &length);
     if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
-      GTEST_SKIP() << "no NCCL/RCCL here: " << take(status);
+      GTEST_SKIP() << "no NCCL/RCCL here: " << TakeMessage(status);
     ASSERT_OK(status);
     int32_t ranks = int32_t(devices.size());
     channels.assign(devices.size(), nullptr);
@@ -108,7 +95,7 @@ class HipDeviceTest : public ::testing::Test {
     kiln_hal_buffer_t* buffer = nullptr;
     kiln_status_t status = kiln_hal_allocator_allocate_buffer(
         kiln_hal_device_allocator(device), &params, size, &buffer);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return buffer;
   }
 
@@ -127,7 +114,7 @@ class HipDeviceTest : public ::testing::Test {
     if (!status)
       status = kiln_hal_device_queue_execute(device, KILN_HAL_QUEUE_AFFINITY_ANY,
                                              &none, &signal, 1, &cb, nullptr);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return semaphore;
   }
 
@@ -145,7 +132,7 @@ class HipDeviceTest : public ::testing::Test {
       status = kiln_hal_command_buffer_collective(cb, channels[rank], &op,
                                                   ref(send), ref(recv));
     if (!status) status = kiln_hal_command_buffer_end(cb);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return cb;
   }
 
@@ -166,12 +153,12 @@ TEST_F(HipDeviceTest, UriOptionsReachTheDevice) {
   kiln_status_t status =
       kiln_hal_driver_registry_create_device(registry, "hip://0?turbo=1", &device);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(take(status).find("accepted: graphs"), std::string::npos);
+  EXPECT_NE(TakeMessage(status).find("accepted: graphs"), std::string::npos);
   // The registry looks the device up before the driver sees the options.
   status = kiln_hal_driver_registry_create_device(registry,
                                                   "hip://999?graphs=2", &device);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_NOT_FOUND);
-  EXPECT_NE(take(status).find("hip://999"), std::string::npos);
+  EXPECT_NE(TakeMessage(status).find("hip://999"), std::string::npos);
   EXPECT_EQ(device, nullptr);
 }
 
@@ -198,7 +185,7 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
     kiln_status_t status =
         kiln_hal_executable_cache_prepare_executable(cache, &params, &executable);
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INCOMPATIBLE) << target;
-    std::string text = take(status);
+    std::string text = TakeMessage(status);
     EXPECT_NE(text.find(target), std::string::npos) << text;
     EXPECT_NE(text.find("cuda:sm_"), std::string::npos) << text;
   }
@@ -222,7 +209,7 @@ TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
   kiln_status_t status =
       kiln_hal_channel_id_create(devices[0], id, sizeof(id), &length);
   if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE)
-    GTEST_SKIP() << "no NCCL/RCCL here: " << take(status);
+    GTEST_SKIP() << "no NCCL/RCCL here: " << TakeMessage(status);
   ASSERT_OK(status);
   EXPECT_EQ(length, 128u);
   uint8_t other[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
@@ -233,7 +220,7 @@ TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
   kiln_hal_channel_t* channel = nullptr;
   status = kiln_hal_channel_create(devices[0], &params, &channel);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(take(status).find("128"), std::string::npos);
+  EXPECT_NE(TakeMessage(status).find("128"), std::string::npos);
   // A one-rank channel needs no other thread.
   params = {0, 1, id, 128};
   ASSERT_OK(kiln_hal_channel_create(devices[0], &params, &channel));
@@ -241,7 +228,7 @@ TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
   EXPECT_EQ(kiln_hal_channel_count(channel), 1);
   kiln_hal_channel_t* duplicate = nullptr;
   status = kiln_hal_channel_create(devices[0], &params, &duplicate);
-  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ALREADY_EXISTS) << take(status);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ALREADY_EXISTS) << TakeMessage(status);
 }
 
 TEST_F(HipDeviceTest, MissingCollectiveLibraryIsAClearError) {
@@ -255,7 +242,7 @@ TEST_F(HipDeviceTest, MissingCollectiveLibraryIsAClearError) {
   unsetenv("KILN_HIP_NCCL_LIBRARY");
   unsetenv("KILN_HIP_RCCL_LIBRARY");
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNAVAILABLE);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("/nonexistent/lib"), std::string::npos) << text;
   EXPECT_NE(text.find("_LIBRARY"), std::string::npos) << text;
 }
@@ -345,7 +332,7 @@ TEST_F(HipDeviceTest, TwoRankCollectivesInReusableCommandBuffers) {
     kiln_status_t status = kiln_hal_command_buffer_collective(
         cb, channels[r], &sum, ref(sends[r]), ref(recvs[r]));
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNIMPLEMENTED);
-    EXPECT_NE(take(status).find("i16"), std::string::npos);
+    EXPECT_NE(TakeMessage(status).find("i16"), std::string::npos);
     ASSERT_OK(kiln_hal_command_buffer_collective(
         cb, channels[r], &exchange, {sends[r], 0, 0, 8}, {recvs[r], 0, 0, 8}));
     ASSERT_OK(kiln_hal_command_buffer_end(cb));
@@ -396,7 +383,7 @@ TEST_F(HipDeviceTest, MismatchedArgumentsFailBothRanksAndTheChannelGoesOn) {
         EXPECT_OK(status);
       } else {
         EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-        EXPECT_NE(take(status).find("differ between the ranks"),
+        EXPECT_NE(TakeMessage(status).find("differ between the ranks"),
                   std::string::npos);
       }
       kiln_hal_semaphore_release(done[r]);
@@ -423,7 +410,7 @@ TEST_F(HipDeviceTest, DestroyingADeviceAbortsACollectiveWaitingForItsPeer) {
   kiln_hal_buffer_release(buffer);
   kiln_status_t status = kiln_hal_semaphore_wait(done, 1, 1000ll * 1000 * 1000);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_DEADLINE_EXCEEDED)
-      << take(status);
+      << TakeMessage(status);
   kiln_status_free(status);
   kiln_hal_channel_release(channels[0]);
   channels[0] = nullptr;
@@ -434,7 +421,7 @@ TEST_F(HipDeviceTest, DestroyingADeviceAbortsACollectiveWaitingForItsPeer) {
                        std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 30.0);
   status = kiln_hal_semaphore_wait(done, 1, kTimeout);
-  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ABORTED) << take(status);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ABORTED) << TakeMessage(status);
   kiln_status_free(status);
   kiln_hal_semaphore_release(done);
 }

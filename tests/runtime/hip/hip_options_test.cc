@@ -12,15 +12,12 @@
 #include "drivers/hip/nccl_library.h"
 #include "drivers/hip/status_util.h"
 #include "kiln/hal/driver_abi.h"
+#include "status_test_util.h"
 
 namespace kiln::hip {
 namespace {
 
-std::string take(kiln_status_t status) {
-  std::string text = status ? kiln_status_message(status) : "OK";
-  kiln_status_free(status);
-  return text;
-}
+using kiln::testing::TakeMessage;
 
 class HipOptionsTest : public ::testing::Test {
  protected:
@@ -62,7 +59,7 @@ TEST_F(HipOptionsTest, BadEnvironmentValueNamesTheVariable) {
   DeviceOptions options;
   kiln_status_t status = readEnvironmentOptions(&options);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("$KILN_HIP_INJECT_FAILURE"), std::string::npos) << text;
   EXPECT_NE(text.find("often"), std::string::npos) << text;
 }
@@ -93,7 +90,7 @@ TEST_F(HipOptionsTest, UnknownKeyListsTheAcceptedOnes) {
   DeviceOptions options;
   kiln_status_t status = parseDeviceOptions("graphs=1&turbo=1", &options);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("'turbo'"), std::string::npos) << text;
   for (const char* key : {"graphs", "memory_pools", "inject_failure",
                           "collective_checks", "peer_access"})
@@ -104,7 +101,7 @@ TEST_F(HipOptionsTest, PlatformIsNotADeviceOption) {
   DeviceOptions options;
   kiln_status_t status = parseDeviceOptions("platform=amd", &options);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(take(status).find("$KILN_HIP_PLATFORM"), std::string::npos);
+  EXPECT_NE(TakeMessage(status).find("$KILN_HIP_PLATFORM"), std::string::npos);
 }
 
 TEST_F(HipOptionsTest, BadValuesAreNamed) {
@@ -114,13 +111,13 @@ TEST_F(HipOptionsTest, BadValuesAreNamed) {
     DeviceOptions options;
     kiln_status_t status = parseDeviceOptions(query, &options);
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT) << query;
-    std::string text = take(status);
+    std::string text = TakeMessage(status);
     EXPECT_NE(text.find("bad value"), std::string::npos) << text;
   }
   DeviceOptions options;
   kiln_status_t status = parseDeviceOptions("graphs", &options);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(take(status).find("not key=value"), std::string::npos);
+  EXPECT_NE(TakeMessage(status).find("not key=value"), std::string::npos);
 }
 
 TEST_F(HipOptionsTest, MissingNcclIsNamedWithItsVariable) {
@@ -128,7 +125,7 @@ TEST_F(HipOptionsTest, MissingNcclIsNamedWithItsVariable) {
   std::shared_ptr<const NcclLibrary> library;
   kiln_status_t status = loadNcclLibrary("nvidia", &library);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNAVAILABLE);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("/nonexistent/libnccl.so.2"), std::string::npos) << text;
   EXPECT_NE(text.find("$KILN_HIP_NCCL_LIBRARY"), std::string::npos) << text;
   EXPECT_EQ(library, nullptr);
@@ -139,13 +136,13 @@ TEST_F(HipOptionsTest, MissingRcclNamesEveryPathTried) {
   std::shared_ptr<const NcclLibrary> library;
   kiln_status_t status = loadNcclLibrary("amd", &library);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNAVAILABLE);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("/nonexistent/librccl.so"), std::string::npos) << text;
   EXPECT_NE(text.find("$KILN_HIP_RCCL_LIBRARY"), std::string::npos) << text;
   unsetenv(KILN_HIP_RCCL_LIBRARY_ENV);
   status = loadNcclLibrary("amd", &library);
   if (!status) GTEST_SKIP() << "RCCL is installed here: " << library->path;
-  text = take(status);
+  text = TakeMessage(status);
   EXPECT_NE(text.find("librccl.so.1"), std::string::npos) << text;
   EXPECT_NE(text.find("'librccl.so'"), std::string::npos) << text;
 }
@@ -156,7 +153,7 @@ TEST_F(HipOptionsTest, ALibraryThatIsNotNcclIsRefused) {
   std::shared_ptr<const NcclLibrary> library;
   kiln_status_t status = loadNcclLibrary("nvidia", &library);
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNAVAILABLE);
-  std::string text = take(status);
+  std::string text = TakeMessage(status);
   EXPECT_NE(text.find("libm.so.6"), std::string::npos) << text;
   EXPECT_NE(text.find("ncclCommInitRank"), std::string::npos) << text;
 }
@@ -164,7 +161,7 @@ TEST_F(HipOptionsTest, ALibraryThatIsNotNcclIsRefused) {
 TEST_F(HipOptionsTest, InstalledNcclLoadsWithItsVersion) {
   std::shared_ptr<const NcclLibrary> library;
   kiln_status_t status = loadNcclLibrary("nvidia", &library);
-  if (status) GTEST_SKIP() << "no NCCL here: " << take(status);
+  if (status) GTEST_SKIP() << "no NCCL here: " << TakeMessage(status);
   EXPECT_GE(library->version, 20000) << library->versionText();
   EXPECT_NE(library->ncclAllReduce, nullptr);
 }

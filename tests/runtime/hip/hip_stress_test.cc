@@ -18,22 +18,14 @@
 #include <vector>
 
 #include "kiln/hal/hal.h"
+#include "status_test_util.h"
 
 namespace {
 
 constexpr kiln_duration_t kTimeout = 30ll * 1000 * 1000 * 1000;
 
-std::string take(kiln_status_t status) {
-  std::string text = status ? kiln_status_message(status) : "OK";
-  kiln_status_free(status);
-  return text;
-}
+using kiln::testing::TakeMessage;
 
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    kiln_status_t assert_status_ = (expr);           \
-    ASSERT_EQ(assert_status_, nullptr) << #expr << ": " << take(assert_status_); \
-  } while (0)
 
 class HipStressTest : public ::testing::Test {
  protected:
@@ -55,7 +47,7 @@ class HipStressTest : public ::testing::Test {
     unsetenv("KILN_HIP_GRAPHS");
     kiln_status_code_t code = kiln_status_code(status);
     if (code == KILN_STATUS_UNAVAILABLE || code == KILN_STATUS_NOT_FOUND)
-      GTEST_SKIP() << "no GPU for the hip driver here: " << take(status);
+      GTEST_SKIP() << "no GPU for the hip driver here: " << TakeMessage(status);
     ASSERT_OK(status);
     ASSERT_OK(kiln_hal_executable_cache_create(device, &cache));
     if (!kiln_hal_executable_cache_can_prepare_format(cache, "ptx"))
@@ -90,7 +82,7 @@ class HipStressTest : public ::testing::Test {
     kiln_hal_buffer_t* buffer = nullptr;
     kiln_status_t status = kiln_hal_allocator_allocate_buffer(
         kiln_hal_device_allocator(device), &params, size, &buffer);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return buffer;
   }
 
@@ -109,14 +101,14 @@ class HipStressTest : public ::testing::Test {
       status = kiln_hal_command_buffer_dispatch(cb, executable, 0, grid, 1, &n,
                                                 3, bindings);
     if (!status) status = kiln_hal_command_buffer_end(cb);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return cb;
   }
 
   kiln_hal_semaphore_t* semaphore() {
     kiln_hal_semaphore_t* s = nullptr;
     kiln_status_t status = kiln_hal_semaphore_create(device, 0, &s);
-    if (status) ADD_FAILURE() << take(status);
+    if (status) ADD_FAILURE() << TakeMessage(status);
     return s;
   }
 
@@ -164,7 +156,7 @@ TEST_F(HipStressTest, ConcurrentChainsFromManyThreads) {
             &bindingTable);
         if (status) {
           ++errors;
-          ADD_FAILURE() << take(status);
+          ADD_FAILURE() << TakeMessage(status);
         }
       }
     });
@@ -275,7 +267,7 @@ TEST_F(HipStressTest, InjectedFailureReachesEveryWaiter) {
   for (int w = 0; w < kWaiters; ++w) {
     waiters.emplace_back([&, w] {
       kiln_hal_semaphore_t* on = w % 2 ? downstream : timeline;
-      messages[w] = take(kiln_hal_semaphore_wait(on, w % 2 ? 1 : 3, kTimeout));
+      messages[w] = TakeMessage(kiln_hal_semaphore_wait(on, w % 2 ? 1 : 3, kTimeout));
     });
   }
   for (std::thread& waiter : waiters) waiter.join();

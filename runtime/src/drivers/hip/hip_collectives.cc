@@ -6,6 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "drivers/common/collective_names.h"
+
 namespace kiln::hip {
 namespace {
 
@@ -47,28 +49,8 @@ HipChannel* asHipChannel(kiln_hal_channel_t* channel) {
   return reinterpret_cast<HipChannel*>(channel);
 }
 
-const char* kindName(uint32_t kind) {
-  switch (kind) {
-    case KILN_HAL_COLLECTIVE_ALL_REDUCE: return "all_reduce";
-    case KILN_HAL_COLLECTIVE_ALL_GATHER: return "all_gather";
-    case KILN_HAL_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
-    case KILN_HAL_COLLECTIVE_ALL_TO_ALL: return "all_to_all";
-    case KILN_HAL_COLLECTIVE_BROADCAST: return "broadcast";
-  }
-  return "collective";
-}
-
-const char* reductionName(uint32_t reduction) {
-  switch (reduction) {
-    case KILN_HAL_REDUCTION_NONE: return "none";
-    case KILN_HAL_REDUCTION_SUM: return "sum";
-    case KILN_HAL_REDUCTION_PROD: return "prod";
-    case KILN_HAL_REDUCTION_MIN: return "min";
-    case KILN_HAL_REDUCTION_MAX: return "max";
-    case KILN_HAL_REDUCTION_AVG: return "avg";
-  }
-  return "?";
-}
+using drivers::collectiveKindName;
+using drivers::reductionName;
 
 struct TypeInfo {
   const char* name;
@@ -112,7 +94,7 @@ bool isReduction(uint32_t kind) {
 }
 
 std::string describe(const Signature& s) {
-  std::string text = kindName(s.kind);
+  std::string text = collectiveKindName(s.kind);
   text += "(";
   if (isReduction(s.kind)) text += std::string(reductionName(s.reduction)) + ", ";
   text += std::string(typeInfo(s.elementType).name) + ", " +
@@ -223,7 +205,7 @@ kiln_status_t checkRanges(const kiln_hal_channel_t& channel,
   uint64_t count = op.element_count;
   if (count > (UINT64_MAX / 2) / size / ranks)
     return makeStatus(KILN_STATUS_OUT_OF_RANGE, "%s of %llu elements is too "
-                      "large", kindName(op.kind), (unsigned long long)count);
+                      "large", collectiveKindName(op.kind), (unsigned long long)count);
   *sendBytes = count * size;
   switch (op.kind) {
     case KILN_HAL_COLLECTIVE_ALL_GATHER: *recvBytes = count * ranks * size; break;
@@ -233,12 +215,12 @@ kiln_status_t checkRanges(const kiln_hal_channel_t& channel,
   if (sendLength < *sendBytes)
     return makeStatus(KILN_STATUS_OUT_OF_RANGE,
                       "%s send range has %llu bytes, needs %llu",
-                      kindName(op.kind), (unsigned long long)sendLength,
+                      collectiveKindName(op.kind), (unsigned long long)sendLength,
                       (unsigned long long)*sendBytes);
   if (recvLength < *recvBytes)
     return makeStatus(KILN_STATUS_OUT_OF_RANGE,
                       "%s recv range has %llu bytes, needs %llu",
-                      kindName(op.kind), (unsigned long long)recvLength,
+                      collectiveKindName(op.kind), (unsigned long long)recvLength,
                       (unsigned long long)*recvBytes);
   bool overlap = *sendBytes && *recvBytes && send < recv + *recvBytes &&
                  recv < send + *sendBytes;
@@ -267,7 +249,7 @@ kiln_status_t checkRanges(const kiln_hal_channel_t& channel,
                       "and broadcast: send == recv; all_gather: send == recv + "
                       "rank * send bytes; reduce_scatter: recv == send + rank "
                       "* recv bytes; all_to_all: none)",
-                      kindName(op.kind));
+                      collectiveKindName(op.kind));
   return nullptr;
 }
 
@@ -528,7 +510,7 @@ kiln_status_t checkCollective(kiln_hal_channel_t* base,
                       channel->context->ordinal, context.ordinal);
   TypeInfo type = typeInfo(op.element_type);
   uint64_t ranks = uint64_t(base->count);
-  const char* kind = kindName(op.kind);
+  const char* kind = collectiveKindName(op.kind);
   if (type.size == 0)
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "%s: invalid element type %d", kind, int(op.element_type));

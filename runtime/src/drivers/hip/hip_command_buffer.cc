@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "drivers/common/command_list.h"
 #include "drivers/hip/hip_buffer.h"
 #include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_executable.h"
@@ -16,31 +17,15 @@ namespace {
 // Distinct binding sets whose graphs a reusable command buffer keeps.
 constexpr size_t kGraphCacheSize = 8;
 
-enum class CommandKind { Barrier, Fill, Update, Copy, Dispatch, Collective };
+using drivers::BufferRef;
+using drivers::Command;
+using drivers::CommandKind;
+using drivers::StorageSpan;
 
-// A recorded buffer ref: |buffer| (retained) or binding-table |slot|.
-struct Ref {
-  kiln_hal_buffer_t* buffer = nullptr;
-  uint32_t slot = 0;
-  kiln_device_size_t offset = 0;
-  kiln_device_size_t length = 0;  // may be WHOLE_BUFFER for slot refs
-};
-
-struct Command {
-  CommandKind kind;
-  Ref target;                  // fill, update, copy target; collective recv
-  Ref source;                  // copy source; collective send
-  std::vector<uint8_t> bytes;  // fill pattern or update data
-  size_t pinnedOffset = 0;     // of |bytes| in the pinned copy (graphs)
-  kiln_hal_executable_t* executable = nullptr;  // retained
-  uint32_t exportOrdinal = 0;
-  const KernelInfo* kernel = nullptr;  // owned by |executable|
-  uint32_t workgroupCount[3] = {0, 0, 0};
-  std::vector<uint32_t> pushConstants;
-  std::vector<Ref> bindings;
-  kiln_hal_channel_t* channel = nullptr;  // retained
-  kiln_hal_collective_op_t op = {};
-};
+std::atomic<uint8_t*>* hipStorage(kiln_hal_buffer_t* buffer) {
+  HipBuffer* hip = asHipBuffer(buffer);
+  return hip ? &hip->storage : nullptr;
+}
 
 struct CachedGraph {
   std::vector<uintptr_t> key;  // resolved slot addresses and lengths
@@ -51,29 +36,22 @@ struct CachedGraph {
 struct HipCommandBuffer {
   kiln_hal_command_buffer_t base;
   std::shared_ptr<const DeviceContext> context;
-  std::vector<Command> commands;
-  // Slot refs recorded, checked against each submission's binding table.
-  std::vector<Ref> slotRefs;
-  // Communicators of the recorded collectives (one per channel).
+  // Communicators of the recorded collectives (one per channel). Declared
+  // before |list| so that the channels are released before them.
   std::vector<std::shared_ptr<Comm>> comms;
+  drivers::CommandList list{
+      drivers::DriverInfo{"hip", hostApi(), hipStorage}};
 
   // Graph state (reusable command buffers with graphs on).
   std::mutex graphMutex;
-  uint8_t* pinnedBytes = nullptr;  // host payloads in pinned memory
-  std::list<CachedGraph> graphs;   // most recently used first
-  bool graphsFailed = false;       // capture unsupported: replay instead
+  uint8_t* pinnedBytes = nullptr;     // host payloads in pinned memory
+  std::vector<size_t> pinnedOffsets;  // of each command's bytes in them
+  std::list<CachedGraph> graphs;      // most recently used first
+  bool graphsFailed = false;          // capture unsupported: replay instead
 };
 
 HipCommandBuffer* cast(kiln_hal_command_buffer_t* commandBuffer) {
   return reinterpret_cast<HipCommandBuffer*>(commandBuffer);
-}
-
-void releaseCommand(Command& command) {
-  release(command.target.buffer);
-  release(command.source.buffer);
-  for (Ref& ref : command.bindings) release(ref.buffer);
-  release(command.executable);
-  release(command.channel);
 }
 
 void destroyGraph(const DeviceContext& context, CachedGraph& entry) {
@@ -83,7 +61,6 @@ void destroyGraph(const DeviceContext& context, CachedGraph& entry) {
 
 void destroy(kiln_hal_command_buffer_t* base) {
   HipCommandBuffer* commandBuffer = cast(base);
-  for (Command& command : commandBuffer->commands) releaseCommand(command);
   const DeviceContext& context = *commandBuffer->context;
   if (!commandBuffer->graphs.empty() || commandBuffer->pinnedBytes) {
     kiln_status_t status = context.bind();
@@ -101,72 +78,27 @@ void destroy(kiln_hal_command_buffer_t* base) {
 kiln_status_t begin(kiln_hal_command_buffer_t*) { return nullptr; }
 kiln_status_t end(kiln_hal_command_buffer_t*) { return nullptr; }
 
-// Records |ref| (retaining its buffer). The buffer must be a HIP one.
-kiln_status_t captureRef(HipCommandBuffer* commandBuffer,
-                         const kiln_hal_buffer_ref_t& ref, Ref* out) {
-  if (ref.buffer && !asHipBuffer(ref.buffer))
-    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      "buffer was not created by the hip driver");
-  out->buffer = ref.buffer;
-  out->slot = ref.slot;
-  out->offset = ref.offset;
-  out->length = ref.length;
-  if (ref.buffer) {
-    retain(ref.buffer);
-  } else {
-    commandBuffer->slotRefs.push_back(*out);
-  }
-  return nullptr;
-}
-
 kiln_status_t executionBarrier(kiln_hal_command_buffer_t* base) {
   // Commands already run in stream order; the barrier is kept so that the
   // command list mirrors what was recorded.
-  Command command;
-  command.kind = CommandKind::Barrier;
-  cast(base)->commands.push_back(std::move(command));
-  return nullptr;
+  return cast(base)->list.recordBarrier();
 }
 
 kiln_status_t fillBuffer(kiln_hal_command_buffer_t* base,
                          kiln_hal_buffer_ref_t target, const void* pattern,
                          size_t patternLength) {
-  HipCommandBuffer* commandBuffer = cast(base);
-  Command command;
-  command.kind = CommandKind::Fill;
-  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, target, &command.target));
-  const auto* bytes = static_cast<const uint8_t*>(pattern);
-  command.bytes.assign(bytes, bytes + patternLength);
-  commandBuffer->commands.push_back(std::move(command));
-  return nullptr;
+  return cast(base)->list.recordFill(target, pattern, patternLength);
 }
 
 kiln_status_t updateBuffer(kiln_hal_command_buffer_t* base, const void* source,
                            size_t sourceLength, kiln_hal_buffer_ref_t target) {
-  HipCommandBuffer* commandBuffer = cast(base);
-  Command command;
-  command.kind = CommandKind::Update;
-  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, target, &command.target));
-  const auto* bytes = static_cast<const uint8_t*>(source);
-  if (sourceLength) command.bytes.assign(bytes, bytes + sourceLength);
-  commandBuffer->commands.push_back(std::move(command));
-  return nullptr;
+  return cast(base)->list.recordUpdate(source, sourceLength, target);
 }
 
 kiln_status_t copyBuffer(kiln_hal_command_buffer_t* base,
                          kiln_hal_buffer_ref_t source,
                          kiln_hal_buffer_ref_t target) {
-  HipCommandBuffer* commandBuffer = cast(base);
-  Command command;
-  command.kind = CommandKind::Copy;
-  KILN_HIP_RETURN_IF_ERROR(captureRef(commandBuffer, source, &command.source));
-  kiln_status_t status = captureRef(commandBuffer, target, &command.target);
-  if (status) {
-    releaseCommand(command);
-    return status;
-  }
-  commandBuffer->commands.push_back(std::move(command));
-  return nullptr;
+  return cast(base)->list.recordCopy(source, target);
 }
 
 kiln_status_t dispatch(kiln_hal_command_buffer_t* base,
@@ -175,34 +107,12 @@ kiln_status_t dispatch(kiln_hal_command_buffer_t* base,
                        uint32_t pushConstantCount,
                        const uint32_t* pushConstants, uint32_t bindingCount,
                        const kiln_hal_buffer_ref_t* bindings) {
-  HipCommandBuffer* commandBuffer = cast(base);
-  const KernelInfo* kernel = lookupKernel(executable, exportOrdinal);
-  if (!kernel)
+  if (!lookupKernel(executable, exportOrdinal))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "executable was not prepared by the hip driver");
-  Command command;
-  command.kind = CommandKind::Dispatch;
-  command.kernel = kernel;
-  command.exportOrdinal = exportOrdinal;
-  std::memcpy(command.workgroupCount, workgroupCount,
-              sizeof(command.workgroupCount));
-  if (pushConstantCount)
-    command.pushConstants.assign(pushConstants,
-                                 pushConstants + pushConstantCount);
-  command.bindings.resize(bindingCount);
-  for (uint32_t i = 0; i < bindingCount; ++i) {
-    kiln_status_t status =
-        captureRef(commandBuffer, bindings[i], &command.bindings[i]);
-    if (status) {
-      command.bindings.resize(i);
-      releaseCommand(command);
-      return annotate(status, "dispatch binding %u", i);
-    }
-  }
-  retain(executable);
-  command.executable = executable;
-  commandBuffer->commands.push_back(std::move(command));
-  return nullptr;
+  return cast(base)->list.recordDispatch(
+      executable, exportOrdinal, workgroupCount, pushConstantCount,
+      pushConstants, bindingCount, bindings);
 }
 
 kiln_status_t collective(kiln_hal_command_buffer_t* base,
@@ -213,24 +123,12 @@ kiln_status_t collective(kiln_hal_command_buffer_t* base,
   HipCommandBuffer* commandBuffer = cast(base);
   KILN_HIP_RETURN_IF_ERROR(
       checkCollective(channel, *commandBuffer->context, *op));
-  Command command;
-  command.kind = CommandKind::Collective;
-  command.op = *op;
   KILN_HIP_RETURN_IF_ERROR(
-      annotate(captureRef(commandBuffer, send, &command.source),
-               "collective send"));
-  kiln_status_t status = captureRef(commandBuffer, recv, &command.target);
-  if (status) {
-    releaseCommand(command);
-    return annotate(status, "collective recv");
-  }
-  retain(channel);
-  command.channel = channel;
+      commandBuffer->list.recordCollective(channel, *op, send, recv));
   std::shared_ptr<Comm> comm = channelComm(channel);
   bool known = false;
   for (const auto& other : commandBuffer->comms) known = known || other == comm;
   if (!known) commandBuffer->comms.push_back(std::move(comm));
-  commandBuffer->commands.push_back(std::move(command));
   return nullptr;
 }
 
@@ -242,50 +140,26 @@ const kiln_hal_command_buffer_vtable_t kVTable = {
 // Issue
 //===----------------------------------------------------------------------===//
 
-struct Span {
-  uint8_t* data = nullptr;
-  kiln_device_size_t length = 0;
-};
-
-kiln_status_t resolve(const Ref& ref, const kiln_hal_binding_t* table,
-                      Span* out) {
-  kiln_hal_buffer_t* buffer = ref.buffer;
-  kiln_device_size_t offset = ref.offset;
-  kiln_device_size_t length = ref.length;
-  if (!buffer) {
-    const kiln_hal_binding_t& binding = table[ref.slot];
-    buffer = binding.buffer;
-    offset += binding.offset;
-    if (length == KILN_HAL_WHOLE_BUFFER) length = binding.length - ref.offset;
-  }
-  uint8_t* storage =
-      asHipBuffer(buffer)->storage.load(std::memory_order_acquire);
-  if (!storage)
-    return makeStatus(KILN_STATUS_FAILED_PRECONDITION,
-                      "a command uses a buffer without storage (used before "
-                      "its queue_alloca or after its queue_dealloca)");
-  out->data = storage + offset;
-  out->length = length;
-  return nullptr;
-}
-
-// Issues the commands; |hostBytes| gives the source of a command's host
-// payload (its vector, or its pinned copy when capturing a graph).
+// Issues the commands; hostBytes(index) gives the source of command
+// |index|'s host payload (its vector, or its pinned copy when capturing a
+// graph).
 template <typename HostBytes>
 kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
                             const kiln_hal_binding_t* table,
                             hipStream_t stream, HostBytes hostBytes) {
   const DeviceContext& context = *commandBuffer->context;
   Platform& platform = *context.platform;
-  for (size_t index = 0; index < commandBuffer->commands.size(); ++index) {
-    const Command& command = commandBuffer->commands[index];
+  const drivers::CommandList& list = commandBuffer->list;
+  const std::vector<Command>& commands = list.commands();
+  for (size_t index = 0; index < commands.size(); ++index) {
+    const Command& command = commands[index];
     kiln_status_t status = nullptr;
     switch (command.kind) {
       case CommandKind::Barrier:
         break;
       case CommandKind::Fill: {
-        Span target;
-        status = resolve(command.target, table, &target);
+        StorageSpan target;
+        status = list.resolve(command.target, table, &target);
         if (status || target.length == 0) break;
         size_t n = command.bytes.size();
         if (target.length % n != 0) {
@@ -327,7 +201,7 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
           // Write the pattern once, then double the filled prefix with
           // device copies (non-overlapping): log2(count) copies.
           status = context.check(
-              platform.memcpyAsync(target.data, hostBytes(command), n, stream),
+              platform.memcpyAsync(target.data, hostBytes(index), n, stream),
               "hipMemcpyAsync (fill pattern)");
           size_t done = n, total = size_t(target.length);
           while (!status && done < total) {
@@ -342,19 +216,19 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
         break;
       }
       case CommandKind::Update: {
-        Span target;
-        status = resolve(command.target, table, &target);
+        StorageSpan target;
+        status = list.resolve(command.target, table, &target);
         if (status || command.bytes.empty()) break;
         status = context.check(
-            platform.memcpyAsync(target.data, hostBytes(command),
+            platform.memcpyAsync(target.data, hostBytes(index),
                                  command.bytes.size(), stream),
             "hipMemcpyAsync (update)");
         break;
       }
       case CommandKind::Copy: {
-        Span source, target;
-        status = resolve(command.source, table, &source);
-        if (!status) status = resolve(command.target, table, &target);
+        StorageSpan source, target;
+        status = list.resolve(command.source, table, &source);
+        if (!status) status = list.resolve(command.target, table, &target);
         if (status || source.length == 0) break;
         if (source.length != target.length) {
           status = makeStatus(KILN_STATUS_INVALID_ARGUMENT,
@@ -370,7 +244,9 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
         break;
       }
       case CommandKind::Dispatch: {
-        const KernelInfo& kernel = *command.kernel;
+        // Checked when the dispatch was recorded.
+        const KernelInfo& kernel =
+            *lookupKernel(command.executable, command.exportOrdinal);
         if (command.workgroupCount[0] == 0 || command.workgroupCount[1] == 0 ||
             command.workgroupCount[2] == 0)
           break;  // an empty grid does nothing
@@ -380,8 +256,8 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
         std::vector<uint32_t> constants(command.pushConstants);
         std::vector<void*> arguments(bindingCount + pushCount);
         for (size_t i = 0; i < bindingCount && !status; ++i) {
-          Span span;
-          status = resolve(command.bindings[i], table, &span);
+          StorageSpan span;
+          status = list.resolve(command.bindings[i], table, &span);
           if (status) {
             status = annotate(status, "dispatch binding %zu", i);
             break;
@@ -410,9 +286,9 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
         break;
       }
       case CommandKind::Collective: {
-        Span send, recv;
-        status = resolve(command.source, table, &send);
-        if (!status) status = resolve(command.target, table, &recv);
+        StorageSpan send, recv;
+        status = list.resolve(command.source, table, &send);
+        if (!status) status = list.resolve(command.target, table, &recv);
         if (status) break;
         status = issueCollective(command.channel, command.op, send.data,
                                  send.length, recv.data, recv.length, stream);
@@ -426,10 +302,10 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
 
 kiln_status_t replay(HipCommandBuffer* commandBuffer,
                      const kiln_hal_binding_t* table, hipStream_t stream) {
-  return issueCommands(commandBuffer, table, stream,
-                       [](const Command& command) {
-                         return static_cast<const void*>(command.bytes.data());
-                       });
+  const std::vector<Command>& commands = commandBuffer->list.commands();
+  return issueCommands(commandBuffer, table, stream, [&commands](size_t index) {
+    return static_cast<const void*>(commands[index].bytes.data());
+  });
 }
 
 // Copies every host payload into one pinned allocation: graph memcpy nodes
@@ -437,8 +313,11 @@ kiln_status_t replay(HipCommandBuffer* commandBuffer,
 kiln_status_t pinHostBytes(HipCommandBuffer* commandBuffer) {
   if (commandBuffer->pinnedBytes) return nullptr;
   size_t total = 0;
-  for (Command& command : commandBuffer->commands) {
-    command.pinnedOffset = total;
+  const std::vector<Command>& commands = commandBuffer->list.commands();
+  std::vector<size_t> offsets;
+  offsets.reserve(commands.size());
+  for (const Command& command : commands) {
+    offsets.push_back(total);
     total += (command.bytes.size() + 15) & ~size_t(15);
   }
   if (total == 0) return nullptr;
@@ -447,11 +326,12 @@ kiln_status_t pinHostBytes(HipCommandBuffer* commandBuffer) {
   KILN_HIP_RETURN_IF_ERROR(context.check(
       context.platform->hostMalloc(&pinned, total), "hipHostMalloc",
       KILN_STATUS_RESOURCE_EXHAUSTED));
-  for (const Command& command : commandBuffer->commands)
-    if (!command.bytes.empty())
-      std::memcpy(static_cast<uint8_t*>(pinned) + command.pinnedOffset,
-                  command.bytes.data(), command.bytes.size());
+  for (size_t i = 0; i < commands.size(); ++i)
+    if (!commands[i].bytes.empty())
+      std::memcpy(static_cast<uint8_t*>(pinned) + offsets[i],
+                  commands[i].bytes.data(), commands[i].bytes.size());
   commandBuffer->pinnedBytes = static_cast<uint8_t*>(pinned);
+  commandBuffer->pinnedOffsets = std::move(offsets);
   return nullptr;
 }
 
@@ -484,9 +364,10 @@ kiln_status_t captureGraph(HipCommandBuffer* commandBuffer,
                                          "hipStreamBeginCapture",
                                          KILN_STATUS_UNIMPLEMENTED));
   const uint8_t* pinned = commandBuffer->pinnedBytes;
+  const std::vector<size_t>& offsets = commandBuffer->pinnedOffsets;
   kiln_status_t status = issueCommands(
-      commandBuffer, table, stream, [pinned](const Command& command) {
-        return static_cast<const void*>(pinned + command.pinnedOffset);
+      commandBuffer, table, stream, [pinned, &offsets](size_t index) {
+        return static_cast<const void*>(pinned + offsets[index]);
       });
   // Capture must end whatever happened, or the stream stays unusable.
   hipGraph_t graph = nullptr;
@@ -536,32 +417,7 @@ kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* base,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "command buffer was created for hip://%d, not hip://%d",
                       commandBuffer->context->ordinal, context.ordinal);
-  for (const Ref& ref : commandBuffer->slotRefs) {
-    const kiln_hal_binding_t& binding = table.bindings[ref.slot];
-    if (!binding.buffer)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "binding table slot %u is used by the command buffer "
-                        "but not bound",
-                        ref.slot);
-    if (!asHipBuffer(binding.buffer))
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "binding table slot %u: buffer was not created by the "
-                        "hip driver",
-                        ref.slot);
-    bool fits = ref.offset <= binding.length &&
-                (ref.length == KILN_HAL_WHOLE_BUFFER ||
-                 ref.length <= binding.length - ref.offset);
-    if (!fits)
-      return makeStatus(
-          KILN_STATUS_OUT_OF_RANGE,
-          "binding table slot %u binds %llu bytes but the command buffer uses "
-          "[%llu, %llu + %llu) of it",
-          ref.slot, (unsigned long long)binding.length,
-          (unsigned long long)ref.offset, (unsigned long long)ref.offset,
-          (unsigned long long)(ref.length == KILN_HAL_WHOLE_BUFFER ? 0
-                                                                   : ref.length));
-  }
-  return nullptr;
+  return commandBuffer->list.validateBindingTable(table);
 }
 
 void collectiveComms(kiln_hal_command_buffer_t* base,
@@ -582,7 +438,7 @@ kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,
   // graphs have been seen to hang (docs/drivers.md), and the argument check
   // between the ranks (collective_checks) needs the host at every run.
   bool useGraph = !(base->mode & KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT) &&
-                  context.options.graphs && !commandBuffer->commands.empty() &&
+                  context.options.graphs && !commandBuffer->list.commands().empty() &&
                   commandBuffer->comms.empty();
   if (!useGraph) return replay(commandBuffer, table, stream);
 
@@ -590,18 +446,18 @@ kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,
   if (commandBuffer->graphsFailed) return replay(commandBuffer, table, stream);
   // Every storage pointer must exist now; a missing one is reported by the
   // replay's own resolution.
-  for (const Command& command : commandBuffer->commands) {
-    for (const Ref* ref : {&command.target, &command.source}) {
+  for (const Command& command : commandBuffer->list.commands()) {
+    for (const BufferRef* ref : {&command.target, &command.source}) {
       if (ref->buffer &&
           !asHipBuffer(ref->buffer)->storage.load(std::memory_order_acquire))
         return replay(commandBuffer, table, stream);
     }
-    for (const Ref& ref : command.bindings)
+    for (const BufferRef& ref : command.bindings)
       if (ref.buffer &&
           !asHipBuffer(ref.buffer)->storage.load(std::memory_order_acquire))
         return replay(commandBuffer, table, stream);
   }
-  for (const Ref& ref : commandBuffer->slotRefs) {
+  for (const BufferRef& ref : commandBuffer->list.slotRefs()) {
     HipBuffer* buffer = asHipBuffer(table[ref.slot].buffer);
     if (!buffer->storage.load(std::memory_order_acquire))
       return replay(commandBuffer, table, stream);

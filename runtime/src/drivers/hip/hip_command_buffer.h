@@ -1,7 +1,8 @@
 // Command buffers of the HIP driver.
 //
-// Recording stores the commands in a list (concrete buffers and executables
-// retained, binding-table slots kept symbolic). At submission the queue
+// Recording stores the commands in the drivers' shared command list
+// (drivers/common/command_list.h: concrete buffers, executables and
+// channels retained, binding-table slots kept symbolic). At submission the queue
 // thread issues them onto the device's stream:
 //   - one-shot command buffers, and reusable ones when graphs are off, are
 //     replayed command by command (memset/memcpy/launch calls);

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/resource.h"
 #include "drivers/hip/hip_options.h"
 #include "drivers/hip/hip_platform.h"
 #include "drivers/hip/status_util.h"
@@ -105,18 +106,9 @@ class Event {
   hipEvent_t handle;
 };
 
-// Reference counting of HAL objects through the inline helpers of
-// driver_abi.h: a plugin cannot call the runtime's kiln_hal_*_retain/release
-// (the runtime may be linked statically into an executable that exports
-// nothing).
-template <typename Object>
-void retain(Object* object) {
-  if (object) kiln_hal_resource_retain(&object->resource);
-}
-template <typename Object>
-void release(Object* object) {
-  if (object) kiln_hal_resource_release(&object->resource);
-}
+// Reference counting of HAL objects (drivers/common/resource.h).
+using drivers::release;
+using drivers::retain;
 
 }  // namespace kiln::hip
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "drivers/common/driver_queue.h"
 #include "drivers/hip/hip_buffer.h"
 #include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_command_buffer.h"
@@ -28,51 +29,17 @@ constexpr kiln_duration_t kShutdownPollNs = 20 * 1000 * 1000;
 // have not joined before it aborts the device's communicators.
 constexpr auto kCollectiveAbortGrace = std::chrono::seconds(10);
 
-// A retained copy of a semaphore list.
-struct SemaphoreList {
-  std::vector<kiln_hal_semaphore_t*> semaphores;
-  std::vector<uint64_t> values;
+using drivers::OperationKind;
+using drivers::SemaphoreList;
+using drivers::semaphoreVTable;
 
-  void assign(const kiln_hal_semaphore_list_t& list) {
-    semaphores.assign(list.semaphores, list.semaphores + list.count);
-    values.assign(list.payload_values, list.payload_values + list.count);
-    for (kiln_hal_semaphore_t* semaphore : semaphores)
-      retain(semaphore);
-  }
-  ~SemaphoreList() {
-    for (kiln_hal_semaphore_t* semaphore : semaphores)
-      release(semaphore);
-  }
-};
-
-const kiln_hal_semaphore_vtable_t* semaphoreVTable(kiln_hal_semaphore_t* s) {
-  return static_cast<const kiln_hal_semaphore_vtable_t*>(s->resource.vtable);
-}
-
-enum class OperationKind { Alloca, Dealloca, Execute };
-
-// One queue operation; owns references to everything it uses.
-struct Operation {
-  OperationKind kind;
+// One queue operation, with what the hip queue adds.
+struct Operation : drivers::QueueOperation {
+  using QueueOperation::QueueOperation;
   uint64_t sequence = 0;  // 1-based number of the execute on this device
   bool injectFailure = false;
-  SemaphoreList wait;
-  SemaphoreList signal;
-  kiln_hal_buffer_t* buffer = nullptr;  // alloca / dealloca, retained
-  std::vector<kiln_hal_command_buffer_t*> commandBuffers;  // retained
-  // One resolved binding table per command buffer (buffers retained).
-  std::vector<std::vector<kiln_hal_binding_t>> tables;
   // Communicators the command buffers' collectives use.
   std::vector<std::shared_ptr<Comm>> comms;
-
-  ~Operation() {
-    release(buffer);
-    for (kiln_hal_command_buffer_t* commandBuffer : commandBuffers)
-      release(commandBuffer);
-    for (auto& table : tables)
-      for (kiln_hal_binding_t& binding : table)
-        release(binding.buffer);
-  }
 };
 
 // An issued operation waiting for the device.
@@ -94,10 +61,7 @@ struct HipDevice {
   hipStream_t stream = nullptr;
   std::atomic<uint64_t> executeCount{0};
 
-  std::mutex mutex;
-  std::condition_variable queueChanged;
-  std::deque<std::unique_ptr<Operation>> queue;
-  bool stopping = false;
+  drivers::OperationQueue<Operation> queue;
   std::thread issueThread;
 
   std::mutex completionMutex;
@@ -107,11 +71,6 @@ struct HipDevice {
   bool completionDone = false;
   std::thread completionThread;
 
-  bool isStopping() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return stopping;
-  }
-  void enqueue(std::unique_ptr<Operation> operation);
   void issueMain();
   void completionMain();
   kiln_status_t resolveWaits(const Operation& operation);
@@ -137,7 +96,7 @@ kiln_status_t HipDevice::resolveWaits(const Operation& operation) {
               : semaphoreVTable(semaphore)->wait(semaphore, value, deadline);
       if (statusCode(status) == KILN_STATUS_DEADLINE_EXCEEDED) {
         freeStatus(status);
-        if (isStopping())
+        if (queue.isStopping())
           return makeStatus(KILN_STATUS_ABORTED,
                             "hip://%d was destroyed while a queue operation "
                             "still waited for semaphore %zu to reach %llu",
@@ -192,15 +151,7 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
 
 void HipDevice::issueMain() {
   kiln_status_t bindStatus = context->bind();
-  while (true) {
-    std::unique_ptr<Operation> operation;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      queueChanged.wait(lock, [this] { return stopping || !queue.empty(); });
-      if (queue.empty()) break;  // stopping and drained
-      operation = std::move(queue.front());
-      queue.pop_front();
-    }
+  while (std::unique_ptr<Operation> operation = queue.pop()) {
     Completion completion;
     kiln_status_t status = cloneStatus(bindStatus);
     if (!status) status = resolveWaits(*operation);
@@ -308,18 +259,7 @@ void HipDevice::finish(Completion& completion) {
   signal.semaphores.swap(operation.signal.semaphores);
   signal.values.swap(operation.signal.values);
   completion.operation.reset();
-  for (size_t i = 0; i < signal.semaphores.size(); ++i) {
-    kiln_hal_semaphore_t* semaphore = signal.semaphores[i];
-    const kiln_hal_semaphore_vtable_t* vtable = semaphoreVTable(semaphore);
-    if (status) {
-      vtable->fail(semaphore, cloneStatus(status));
-      continue;
-    }
-    kiln_status_t signalStatus = vtable->signal(semaphore, signal.values[i]);
-    // A semaphore that cannot take the value (already past it, or failed) is
-    // failed so that its waiters learn about it.
-    if (signalStatus) vtable->fail(semaphore, signalStatus);
-  }
+  drivers::signalOrFail(*hostApi(), signal, status);
   freeStatus(status);
 }
 
@@ -344,25 +284,13 @@ void HipDevice::completionMain() {
   }
 }
 
-void HipDevice::enqueue(std::unique_ptr<Operation> operation) {
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    queue.push_back(std::move(operation));
-  }
-  queueChanged.notify_one();
-}
-
 //===----------------------------------------------------------------------===//
 // Vtable
 //===----------------------------------------------------------------------===//
 
 void destroy(kiln_hal_device_t* base) {
   HipDevice* device = cast(base);
-  {
-    std::lock_guard<std::mutex> lock(device->mutex);
-    device->stopping = true;
-  }
-  device->queueChanged.notify_all();
+  device->queue.stop();
   const DeviceContext& context = *device->context;
   if (context.comms->any()) {
     // A collective whose peers never come would keep the queue threads
@@ -452,16 +380,6 @@ kiln_status_t createChannelIdFn(kiln_hal_device_t* base, uint8_t* outId,
   return createChannelId(cast(base)->context, outId, capacity, outLength);
 }
 
-std::unique_ptr<Operation> newOperation(OperationKind kind,
-                                        const kiln_hal_semaphore_list_t* wait,
-                                        const kiln_hal_semaphore_list_t* signal) {
-  std::unique_ptr<Operation> operation(new Operation());
-  operation->kind = kind;
-  operation->wait.assign(*wait);
-  operation->signal.assign(*signal);
-  return operation;
-}
-
 kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                           const kiln_hal_semaphore_list_t* wait,
                           const kiln_hal_semaphore_list_t* signal,
@@ -472,10 +390,10 @@ kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   kiln_hal_buffer_t* buffer = nullptr;
   KILN_HIP_RETURN_IF_ERROR(createBuffer(device->context, params, size,
                                         /*allocateNow=*/false, &buffer));
-  auto operation = newOperation(OperationKind::Alloca, wait, signal);
-  retain(buffer);
-  operation->buffer = buffer;
-  device->enqueue(std::move(operation));
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Alloca, *wait, *signal);
+  operation->setBuffer(buffer);
+  device->queue.push(std::move(operation));
   *outBuffer = buffer;
   return nullptr;
 }
@@ -488,10 +406,10 @@ kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "queue_dealloca: buffer was not created by the hip "
                       "driver");
-  auto operation = newOperation(OperationKind::Dealloca, wait, signal);
-  retain(buffer);
-  operation->buffer = buffer;
-  cast(base)->enqueue(std::move(operation));
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Dealloca, *wait, *signal);
+  operation->setBuffer(buffer);
+  cast(base)->queue.push(std::move(operation));
   return nullptr;
 }
 
@@ -502,23 +420,11 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                            kiln_hal_command_buffer_t* const* commandBuffers,
                            const kiln_hal_binding_table_t* bindingTables) {
   HipDevice* device = cast(base);
-  auto operation = newOperation(OperationKind::Execute, wait, signal);
-  operation->tables.resize(commandBufferCount);
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Execute, *wait, *signal);
   for (uint32_t i = 0; i < commandBufferCount; ++i) {
-    const kiln_hal_binding_table_t& source = bindingTables[i];
-    auto& table = operation->tables[i];
-    table.resize(source.count);
-    for (uint32_t slot = 0; slot < source.count; ++slot) {
-      kiln_hal_binding_t binding = source.bindings[slot];
-      if (binding.buffer) {
-        // The core checked the range; resolve an open length.
-        if (binding.length == KILN_HAL_WHOLE_BUFFER)
-          binding.length = binding.buffer->byte_length - binding.offset;
-        retain(binding.buffer);
-      }
-      table[slot] = binding;
-    }
-    kiln_hal_binding_table_t resolved = {source.count, table.data()};
+    kiln_hal_binding_table_t resolved =
+        operation->addBindingTable(bindingTables[i]);
     kiln_status_t status =
         validateBindingTable(commandBuffers[i], *device->context, resolved);
     if (status)
@@ -526,14 +432,13 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                       i, device->context->ordinal);
   }
   for (uint32_t i = 0; i < commandBufferCount; ++i) {
-    retain(commandBuffers[i]);
-    operation->commandBuffers.push_back(commandBuffers[i]);
+    operation->addCommandBuffer(commandBuffers[i]);
     collectiveComms(commandBuffers[i], &operation->comms);
   }
   operation->sequence = ++device->executeCount;
   uint64_t every = device->context->options.injectFailureEvery;
   operation->injectFailure = every != 0 && operation->sequence % every == 0;
-  device->enqueue(std::move(operation));
+  device->queue.push(std::move(operation));
   return nullptr;
 }
 

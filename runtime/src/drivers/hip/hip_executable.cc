@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "drivers/common/export_table.h"
 #include "schemas/module_constants.h"
 
 namespace kiln::hip {
@@ -14,8 +15,7 @@ struct HipExecutable {
   kiln_hal_executable_t base;
   std::shared_ptr<const DeviceContext> context;
   hipModule_t module = nullptr;
-  std::vector<std::string> names;  // storage for exports[i].name
-  std::vector<kiln_hal_executable_export_t> exports;
+  drivers::ExportTable exportTable;
   std::vector<KernelInfo> kernels;
 
   ~HipExecutable() {
@@ -186,7 +186,6 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
   platform.deviceGetAttribute(&sharedLimit,
                               hipDeviceAttributeSharedMemPerBlockOptin,
                               context->ordinal);
-  executable->names.reserve(params->export_count);
   for (uint32_t i = 0; i < params->export_count; ++i) {
     const kiln_hal_executable_export_t& source = params->exports[i];
     KernelInfo kernel;
@@ -211,17 +210,10 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
                         "hip://%d allows %d per workgroup",
                         source.name, source.shared_memory_bytes,
                         context->ordinal, sharedLimit);
-    executable->names.emplace_back(source.name);
     executable->kernels.push_back(kernel);
   }
-  for (uint32_t i = 0; i < params->export_count; ++i) {
-    kiln_hal_executable_export_t copy = params->exports[i];
-    copy.name = executable->names[i].c_str();
-    executable->exports.push_back(copy);
-  }
   kiln_hal_resource_initialize(&kExecutableVTable, &executable->base.resource);
-  executable->base.export_count = params->export_count;
-  executable->base.exports = executable->exports.data();
+  executable->exportTable.assign(*params, &executable->base);
   *outExecutable = &executable.release()->base;
   return nullptr;
 }

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "drivers/common/collective_names.h"
+
 namespace kiln::local {
 
 enum class RoundKind { Collective, Split };
@@ -415,16 +417,7 @@ bool sameOp(const kiln_hal_collective_op_t& a,
          a.element_count == b.element_count && a.root == b.root;
 }
 
-const char* kindName(kiln_hal_collective_kind_t kind) {
-  switch (kind) {
-    case KILN_HAL_COLLECTIVE_ALL_REDUCE: return "all_reduce";
-    case KILN_HAL_COLLECTIVE_ALL_GATHER: return "all_gather";
-    case KILN_HAL_COLLECTIVE_REDUCE_SCATTER: return "reduce_scatter";
-    case KILN_HAL_COLLECTIVE_ALL_TO_ALL: return "all_to_all";
-    case KILN_HAL_COLLECTIVE_BROADCAST: return "broadcast";
-  }
-  return "collective";
-}
+using drivers::collectiveKindName;
 
 // Bytes each rank receives for a validated |op| among |ranks| ranks.
 uint64_t recvBytes(const kiln_hal_collective_op_t& op, int32_t ranks) {
@@ -651,20 +644,20 @@ kiln_status_t validateCollective(const kiln_hal_collective_op_t& op,
                         op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER;
   if (needsReduction && op.reduction == KILN_HAL_REDUCTION_NONE)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "%s needs a reduction", kindName(op.kind));
+                            "%s needs a reduction", collectiveKindName(op.kind));
   if (needsReduction && op.element_type == KILN_HAL_ELEMENT_TYPE_I1 &&
       op.reduction == KILN_HAL_REDUCTION_AVG)
     return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
                             "%s: the local driver has no avg of i1 (logical) "
                             "values",
-                            kindName(op.kind));
+                            collectiveKindName(op.kind));
   bool splits = op.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER ||
                 op.kind == KILN_HAL_COLLECTIVE_ALL_TO_ALL;
   if (splits && count % uint64_t(ranks) != 0)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "%s of %llu elements does not split evenly over "
                             "%d ranks",
-                            kindName(op.kind), (unsigned long long)count,
+                            collectiveKindName(op.kind), (unsigned long long)count,
                             ranks);
   if (op.kind == KILN_HAL_COLLECTIVE_BROADCAST &&
       (op.root < 0 || op.root >= ranks))
@@ -694,13 +687,13 @@ kiln_status_t runCollective(kiln_hal_channel_t* base,
   if (!status && sendLength < sendBytes)
     status = kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
                               "%s send range has %llu bytes, needs %llu",
-                              kindName(op.kind),
+                              collectiveKindName(op.kind),
                               (unsigned long long)sendLength,
                               (unsigned long long)sendBytes);
   if (!status && recvLength < need)
     status = kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
                               "%s recv range has %llu bytes, needs %llu",
-                              kindName(op.kind),
+                              collectiveKindName(op.kind),
                               (unsigned long long)recvLength,
                               (unsigned long long)need);
   RoundEntry entry;
@@ -728,7 +721,7 @@ kiln_status_t runCollective(kiln_hal_channel_t* base,
     status = kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
                               "%s on rank %d: another rank of the %d-rank "
                               "group ran a different or invalid collective",
-                              kindName(op.kind), rank, ranks);
+                              collectiveKindName(op.kind), rank, ranks);
   // Direct results go to scratch memory when the recv overlaps a send that
   // peers may still read; copied to recv after the closing barrier.
   std::vector<uint8_t> scratch;

@@ -1,5 +1,6 @@
-// Command buffers of the local driver: recording stores commands in a
-// vector (concrete buffers, executables and channels retained); execution
+// Command buffers of the local driver: recording stores commands in the
+// drivers' shared command list (drivers/common/command_list.h: concrete
+// buffers, executables and channels retained); execution
 // runs them in order on the device's queue thread, dispatches spreading
 // their workgroups over the driver's thread pool.
 //

@@ -1,13 +1,11 @@
 #include "drivers/local/local_device.h"
 
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
-#include <mutex>
+#include <memory>
 #include <new>
 #include <thread>
-#include <vector>
 
+#include "drivers/common/driver_queue.h"
 #include "drivers/local/local_buffer.h"
 #include "drivers/local/local_command_buffer.h"
 #include "drivers/local/local_executable.h"
@@ -21,48 +19,9 @@ namespace {
 // bounds how long device destruction takes when a wait never resolves.
 constexpr kiln_duration_t kShutdownPollNs = 20 * 1000 * 1000;
 
-// A retained copy of a semaphore list.
-struct SemaphoreList {
-  std::vector<kiln_hal_semaphore_t*> semaphores;
-  std::vector<uint64_t> values;
-
-  void assign(const kiln_hal_semaphore_list_t& list) {
-    semaphores.assign(list.semaphores, list.semaphores + list.count);
-    values.assign(list.payload_values, list.payload_values + list.count);
-    for (kiln_hal_semaphore_t* semaphore : semaphores)
-      kiln_hal_semaphore_retain(semaphore);
-  }
-  ~SemaphoreList() {
-    for (kiln_hal_semaphore_t* semaphore : semaphores)
-      kiln_hal_semaphore_release(semaphore);
-  }
-};
-
-const kiln_hal_semaphore_vtable_t* semaphoreVTable(kiln_hal_semaphore_t* s) {
-  return static_cast<const kiln_hal_semaphore_vtable_t*>(s->resource.vtable);
-}
-
-enum class OperationKind { Alloca, Dealloca, Execute };
-
-// One queue operation; owns references to everything it uses.
-struct Operation {
-  OperationKind kind;
-  SemaphoreList wait;
-  SemaphoreList signal;
-  kiln_hal_buffer_t* buffer = nullptr;  // alloca / dealloca, retained
-  std::vector<kiln_hal_command_buffer_t*> commandBuffers;  // retained
-  // One resolved binding table per command buffer (buffers retained).
-  std::vector<std::vector<kiln_hal_binding_t>> tables;
-
-  ~Operation() {
-    kiln_hal_buffer_release(buffer);
-    for (kiln_hal_command_buffer_t* commandBuffer : commandBuffers)
-      kiln_hal_command_buffer_release(commandBuffer);
-    for (auto& table : tables)
-      for (kiln_hal_binding_t& binding : table)
-        kiln_hal_buffer_release(binding.buffer);
-  }
-};
+using drivers::OperationKind;
+using drivers::semaphoreVTable;
+using Operation = drivers::QueueOperation;
 
 struct LocalDevice {
   kiln_hal_device_t base;
@@ -72,25 +31,16 @@ struct LocalDevice {
   std::shared_ptr<CollectiveHub> hub;
   LocalAllocator allocator;
 
-  std::mutex mutex;
-  std::condition_variable queueChanged;
-  std::deque<std::unique_ptr<Operation>> queue;
-  bool stopping = false;
+  drivers::OperationQueue<Operation> queue;
   std::thread thread;
 
   void queueMain();
   kiln_status_t waitFor(kiln_hal_semaphore_t* semaphore, uint64_t value);
   kiln_status_t run(Operation& operation);
-  void enqueue(std::unique_ptr<Operation> operation);
 };
 
 LocalDevice* cast(kiln_hal_device_t* device) {
   return reinterpret_cast<LocalDevice*>(device);
-}
-
-bool isStopping(LocalDevice* device) {
-  std::lock_guard<std::mutex> lock(device->mutex);
-  return device->stopping;
 }
 
 kiln_status_t LocalDevice::waitFor(kiln_hal_semaphore_t* semaphore,
@@ -102,7 +52,7 @@ kiln_status_t LocalDevice::waitFor(kiln_hal_semaphore_t* semaphore,
     if (kiln_status_code(status) != KILN_STATUS_DEADLINE_EXCEEDED)
       return status;
     kiln_status_free(status);
-    if (isStopping(this))
+    if (queue.isStopping())
       return kiln_make_status(KILN_STATUS_ABORTED,
                               "local://%u was destroyed while a queue "
                               "operation still waited for a semaphore to "
@@ -133,7 +83,7 @@ kiln_status_t LocalDevice::run(Operation& operation) {
         const auto& table = operation.tables[i];
         kiln_status_t status = executeCommandBuffer(
             operation.commandBuffers[i], table.data(), *pool,
-            [this] { return isStopping(this); });
+            [this] { return queue.isStopping(); });
         if (status)
           return kiln_status_annotate(status, "command buffer %zu of a "
                                               "submission to local://%u",
@@ -145,39 +95,11 @@ kiln_status_t LocalDevice::run(Operation& operation) {
 }
 
 void LocalDevice::queueMain() {
-  while (true) {
-    std::unique_ptr<Operation> operation;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      queueChanged.wait(lock, [this] { return stopping || !queue.empty(); });
-      if (queue.empty()) return;  // stopping and drained
-      operation = std::move(queue.front());
-      queue.pop_front();
-    }
+  while (std::unique_ptr<Operation> operation = queue.pop()) {
     kiln_status_t status = run(*operation);
-    SemaphoreList& signal = operation->signal;
-    for (size_t i = 0; i < signal.semaphores.size(); ++i) {
-      kiln_hal_semaphore_t* semaphore = signal.semaphores[i];
-      const kiln_hal_semaphore_vtable_t* vtable = semaphoreVTable(semaphore);
-      if (status) {
-        vtable->fail(semaphore, kiln_status_clone(status));
-        continue;
-      }
-      kiln_status_t signalStatus = vtable->signal(semaphore, signal.values[i]);
-      // A semaphore that cannot take the value (already past it, or failed)
-      // is failed so that its waiters learn about it.
-      if (signalStatus) vtable->fail(semaphore, signalStatus);
-    }
+    drivers::signalOrFail(*kiln_hal_host_api(), operation->signal, status);
     kiln_status_free(status);
   }
-}
-
-void LocalDevice::enqueue(std::unique_ptr<Operation> operation) {
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    queue.push_back(std::move(operation));
-  }
-  queueChanged.notify_one();
 }
 
 //===----------------------------------------------------------------------===//
@@ -186,11 +108,7 @@ void LocalDevice::enqueue(std::unique_ptr<Operation> operation) {
 
 void destroy(kiln_hal_device_t* base) {
   LocalDevice* device = cast(base);
-  {
-    std::lock_guard<std::mutex> lock(device->mutex);
-    device->stopping = true;
-  }
-  device->queueChanged.notify_all();
+  device->queue.stop();
   device->thread.join();
   kiln_hal_driver_t* driver = device->driver;
   delete device;
@@ -238,16 +156,6 @@ kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t* outId,
   return cast(base)->hub->createChannelId(outId, capacity, outLength);
 }
 
-std::unique_ptr<Operation> newOperation(OperationKind kind,
-                                        const kiln_hal_semaphore_list_t* wait,
-                                        const kiln_hal_semaphore_list_t* signal) {
-  std::unique_ptr<Operation> operation(new Operation());
-  operation->kind = kind;
-  operation->wait.assign(*wait);
-  operation->signal.assign(*signal);
-  return operation;
-}
-
 kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                           const kiln_hal_semaphore_list_t* wait,
                           const kiln_hal_semaphore_list_t* signal,
@@ -257,10 +165,10 @@ kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   kiln_hal_buffer_t* buffer = nullptr;
   KILN_RETURN_IF_ERROR(createBuffer(params, size, /*allocateNow=*/false,
                                     &buffer));
-  auto operation = newOperation(OperationKind::Alloca, wait, signal);
-  kiln_hal_buffer_retain(buffer);
-  operation->buffer = buffer;
-  cast(base)->enqueue(std::move(operation));
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Alloca, *wait, *signal);
+  operation->setBuffer(buffer);
+  cast(base)->queue.push(std::move(operation));
   *outBuffer = buffer;
   return nullptr;
 }
@@ -273,10 +181,10 @@ kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "queue_dealloca: buffer was not created by the "
                             "local driver");
-  auto operation = newOperation(OperationKind::Dealloca, wait, signal);
-  kiln_hal_buffer_retain(buffer);
-  operation->buffer = buffer;
-  cast(base)->enqueue(std::move(operation));
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Dealloca, *wait, *signal);
+  operation->setBuffer(buffer);
+  cast(base)->queue.push(std::move(operation));
   return nullptr;
 }
 
@@ -286,34 +194,20 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                            uint32_t commandBufferCount,
                            kiln_hal_command_buffer_t* const* commandBuffers,
                            const kiln_hal_binding_table_t* bindingTables) {
-  auto operation = newOperation(OperationKind::Execute, wait, signal);
-  operation->tables.resize(commandBufferCount);
+  auto operation =
+      std::make_unique<Operation>(OperationKind::Execute, *wait, *signal);
   for (uint32_t i = 0; i < commandBufferCount; ++i) {
-    const kiln_hal_binding_table_t& source = bindingTables[i];
-    auto& table = operation->tables[i];
-    table.resize(source.count);
-    for (uint32_t slot = 0; slot < source.count; ++slot) {
-      kiln_hal_binding_t binding = source.bindings[slot];
-      if (binding.buffer) {
-        // The core checked the range; resolve an open length.
-        if (binding.length == KILN_HAL_WHOLE_BUFFER)
-          binding.length = binding.buffer->byte_length - binding.offset;
-        kiln_hal_buffer_retain(binding.buffer);
-      }
-      table[slot] = binding;
-    }
-    kiln_hal_binding_table_t resolved = {source.count, table.data()};
+    kiln_hal_binding_table_t resolved =
+        operation->addBindingTable(bindingTables[i]);
     kiln_status_t status = validateBindingTable(commandBuffers[i], resolved);
     if (status)
       return kiln_status_annotate(status, "command buffer %u of a submission "
                                           "to local://%u",
                                   i, cast(base)->ordinal);
   }
-  for (uint32_t i = 0; i < commandBufferCount; ++i) {
-    kiln_hal_command_buffer_retain(commandBuffers[i]);
-    operation->commandBuffers.push_back(commandBuffers[i]);
-  }
-  cast(base)->enqueue(std::move(operation));
+  for (uint32_t i = 0; i < commandBufferCount; ++i)
+    operation->addCommandBuffer(commandBuffers[i]);
+  cast(base)->queue.push(std::move(operation));
   return nullptr;
 }
 

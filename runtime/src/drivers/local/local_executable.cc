@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/dynamic_library.h"
+#include "drivers/common/export_table.h"
 #include "schemas/module_constants.h"
 
 namespace kiln::local {
@@ -15,8 +16,7 @@ namespace {
 struct LocalExecutable {
   kiln_hal_executable_t base;
   std::unique_ptr<DynamicLibrary> library;
-  std::vector<std::string> names;  // storage for exports[i].name
-  std::vector<kiln_hal_executable_export_t> exports;
+  drivers::ExportTable exportTable;
   std::vector<kiln_host_kernel_fn_t> kernels;
 };
 
@@ -54,8 +54,6 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t*,
   KILN_RETURN_IF_ERROR(DynamicLibrary::loadFromMemory(
       debugName.c_str(), params->data, params->data_length,
       &executable->library));
-  executable->names.reserve(params->export_count);
-  executable->exports.reserve(params->export_count);
   executable->kernels.reserve(params->export_count);
   for (uint32_t i = 0; i < params->export_count; ++i) {
     const kiln_hal_executable_export_t& source = params->exports[i];
@@ -66,19 +64,12 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t*,
                               "'%s' (the binary and its export table "
                               "disagree)",
                               i, source.name);
-    executable->names.emplace_back(source.name);
     executable->kernels.push_back(
         reinterpret_cast<kiln_host_kernel_fn_t>(symbol));
   }
-  for (uint32_t i = 0; i < params->export_count; ++i) {
-    kiln_hal_executable_export_t copy = params->exports[i];
-    copy.name = executable->names[i].c_str();
-    executable->exports.push_back(copy);
-  }
   kiln_hal_resource_initialize(&kExecutableVTable,
                                &executable->base.resource);
-  executable->base.export_count = params->export_count;
-  executable->base.exports = executable->exports.data();
+  executable->exportTable.assign(*params, &executable->base);
   *outExecutable = &executable.release()->base;
   return nullptr;
 }
