@@ -14,12 +14,14 @@ the program carries. The matrix:
   average for floats only, as the compiler requires) x every element type
   (i8, i16, i32, i64, f16, bf16, f32, f64; i1 too for all_gather, all_to_all
   and broadcast, which do not reduce);
-- on 3 and 4 ranks: the same for f32 and i32;
-- on a 2x2 grid: each collective over one grid axis.
+- on 3, 4 and 8 ranks: the same for f32 and i32;
+- on a 2x2 grid: each collective over one grid axis;
+- on a 2x4 grid: each collective over one axis or over both (groups of 2,
+  4 and 8 ranks, in the grid's order and in the reverse order).
 
 all_reduce, all_gather and broadcast take element counts that the rank count
-does not divide (3x5 on 2 and 4 ranks, 7 on 3); reduce_scatter and all_to_all
-split a dimension of 2N.
+does not divide (3x5 on 2, 4 and 8 ranks, 7 on 3); reduce_scatter and
+all_to_all split a dimension of 2N.
 """
 import argparse
 import os
@@ -186,7 +188,7 @@ def reductions(ty):
 def cases_on_ranks(n, types):
     """Every collective x reduction x type in |types| on a 1-D grid of n."""
     grid, axes = (n,), (0,)
-    # A count no rank count divides: 3x5 (odd) on 2 and 4 ranks, 7 on 3.
+    # A count no rank count divides: 3x5 (odd) on 2, 4 and 8 ranks, 7 on 3.
     odd = (7,) if n == 3 else (3, 5)
     for ty in types:
         for reduction in reductions(ty):
@@ -219,11 +221,30 @@ def cases_on_2x2():
     yield Case("broadcast", "i1", grid, (1,), (7,), root=(1,))
 
 
+def cases_on_2x4():
+    """Collectives over one axis of a 2x4 grid (4 groups of 2, or 2 groups
+    of 4) and over both (one group of 8, ranks ordered by the axes given)."""
+    grid = (2, 4)
+    yield Case("all_reduce", "f32", grid, (1,), (3, 5), reduction="sum")
+    yield Case("all_reduce", "i32", grid, (0, 1), (7,), reduction="max")
+    yield Case("all_reduce", "f32", grid, (1, 0), (3, 5), reduction="average")
+    yield Case("reduce_scatter", "f32", grid, (1,), (8, 3), reduction="sum", axis=0)
+    yield Case("reduce_scatter", "i32", grid, (1, 0), (3, 16), reduction="min", axis=1)
+    yield Case("all_gather", "i32", grid, (0,), (3, 5), axis=1)
+    yield Case("all_gather", "f32", grid, (0, 1), (3, 5), axis=0)
+    yield Case("all_to_all", "f32", grid, (1,), (4, 8), split_axis=1, concat_axis=0)
+    yield Case("all_to_all", "i32", grid, (0, 1), (16, 3), split_axis=0, concat_axis=1)
+    yield Case("broadcast", "f32", grid, (1,), (3, 5), root=(3,))
+    yield Case("broadcast", "i32", grid, (0, 1), (7,), root=(1, 2))
+
+
 def all_cases():
     cases = list(cases_on_ranks(2, ALL_TYPES))
     cases += cases_on_ranks(3, ["i32", "f32"])
     cases += cases_on_ranks(4, ["i32", "f32"])
+    cases += cases_on_ranks(8, ["i32", "f32"])
     cases += cases_on_2x2()
+    cases += cases_on_2x4()
     names = [c.name for c in cases]
     assert len(set(names)) == len(names), "two cases share a test name"
     return cases
