@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -74,19 +75,47 @@ def sweep_flags(args):
             f"--warmup={args.warmup}", f"--repeat={args.repeat}"]
 
 
+def kiln_gpu_rows(args, build, env):
+    """kiln-benchmark's rows on the GPUs: one process with a thread per GPU,
+    or with --multi-process one process per GPU meeting through a file
+    rendezvous (rank 0 prints the rows)."""
+    plugin = os.path.join(build, "lib", "libkiln_hal_hip.so")
+    command = [os.path.join(build, "bin", "kiln-benchmark"), "collective",
+               f"--plugin={plugin}"] + sweep_flags(args) + \
+        (["--check"] if args.check else [])
+    if not args.multi_process:
+        return rows(run(command + ["--device=hip", f"--ranks={args.gpus}"],
+                        args.timeout, env))
+    rendezvous = tempfile.mkdtemp(prefix="kiln-bench-rdv-")
+    commands = [["timeout", str(args.timeout)] + command +
+                [f"--device=hip://{r}", f"--rank={r}",
+                 f"--world-size={args.gpus}", f"--rendezvous=file:{rendezvous}"]
+                for r in range(args.gpus)]
+    print("$ " + " ".join(commands[0]) + "  (and ranks 1..%d)" % (args.gpus - 1),
+          file=sys.stderr, flush=True)
+    procs = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for c in commands]
+    outputs = [p.communicate() for p in procs]
+    shutil.rmtree(rendezvous, ignore_errors=True)
+    failed = [r for r, p in enumerate(procs) if p.returncode != 0]
+    if failed:
+        for r in failed:
+            sys.stderr.write(f"rank {r} (exit {procs[r].returncode}):\n"
+                             + outputs[r][0] + outputs[r][1])
+        sys.exit(f"error: kiln-benchmark failed on rank(s) {failed}")
+    return rows(outputs[0][0])
+
+
 def gpu(args, build):
     env = kiln_env(build)
-    plugin = os.path.join(build, "lib", "libkiln_hal_hip.so")
-    kiln = rows(run([os.path.join(build, "bin", "kiln-benchmark"), "collective",
-                     f"--plugin={plugin}", "--device=hip",
-                     f"--ranks={args.gpus}"] + sweep_flags(args) +
-                    (["--check"] if args.check else []), args.timeout, env))
+    kiln = kiln_gpu_rows(args, build, env)
     torch = rows(run([sys.executable, os.path.join(HERE, "torch_collective.py"),
                       f"--ranks={args.gpus}"] + sweep_flags(args),
                      args.timeout, env))
     print(f"{args.op} {args.dtype}, {args.gpus} GPUs, busbw GB/s "
           f"(nccl-tests factors), iters {args.iters}, median of {args.repeat}; "
-          f"kiln: host time to the "
+          f"kiln ({'one process per GPU' if args.multi_process else 'one process, a thread per GPU'}): host time to the "
           f"semaphore; torch: CUDA events, and host time to synchronize()")
     print("| size (B) | kiln busbw | torch busbw (events) | kiln / torch "
           "| torch busbw (host) | kiln / torch (host) |")
@@ -154,6 +183,10 @@ def main():
     parser.add_argument("--step-factor", default="2")
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--multi-process", action="store_true",
+                        help="gpu: run Kiln as one process per GPU (as "
+                             "torch runs), not one process with a thread "
+                             "per GPU")
     parser.add_argument("--repeat", type=int, default=5,
                         help="timings per size (both tools); rows show the "
                              "median")

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "collective/rendezvous.h"
 #include "kiln/hal/hal.h"
 #include "tooling/flags.h"
 
@@ -55,6 +58,16 @@ const char kCollectiveUsage[] =
     "                     size (one thread), a reference for CPU devices\n"
     "  --plugin=PATH      load a HAL driver plugin (repeatable; also\n"
     "                     $KILN_HAL_DRIVER_PLUGINS)\n"
+    "  --rank=R --world-size=W --rendezvous=URI\n"
+    "                     one process per rank (as torch.distributed and\n"
+    "                     nccl-tests under MPI run): this process is rank R of\n"
+    "                     W on its one --device=URI; the processes meet\n"
+    "                     through URI (file:DIR or tcp://HOST:PORT, served by\n"
+    "                     rank 0). Each timed execute starts after a one-\n"
+    "                     element all_reduce lines the ranks up; the row's\n"
+    "                     time is the slowest rank's, #wrong the most of any\n"
+    "                     rank; only rank 0 prints rows. Needs a driver\n"
+    "                     whose channels cross processes (hip; not local)\n"
     "  --help             show this help\n"
     "\n"
     "size is the bytes of the largest buffer of a rank (all_gather: recv,\n"
@@ -120,6 +133,9 @@ struct Options {
   long iters = 20;
   long warmup = 5;
   long repeat = 1;
+  long rank = -1;       // multi-process: this process's rank
+  long worldSize = 0;   // multi-process: ranks of all processes
+  std::string rendezvous;
   bool check = false;
   bool memcpyReference = false;
 };
@@ -227,6 +243,16 @@ int ParseOptions(int argc, char** argv, Options* options) {
       if (!ParseLong(value, &options->iters) || options->iters < 1)
         return Fail("invalid --iters '" + value +
                     "' (expected a positive integer)");
+    } else if (valueOf("--rank", &value)) {
+      if (!ParseLong(value, &options->rank))
+        return Fail("invalid --rank '" + value +
+                    "' (expected a non-negative integer)");
+    } else if (valueOf("--world-size", &value)) {
+      if (!ParseLong(value, &options->worldSize) || options->worldSize < 2)
+        return Fail("invalid --world-size '" + value +
+                    "' (expected an integer of at least 2)");
+    } else if (valueOf("--rendezvous", &value)) {
+      options->rendezvous = value;
     } else if (valueOf("--repeat", &value)) {
       if (!ParseLong(value, &options->repeat) || options->repeat < 1)
         return Fail("invalid --repeat '" + value +
@@ -251,6 +277,35 @@ int ParseOptions(int argc, char** argv, Options* options) {
     return Fail("--min-bytes (" + std::to_string(options->minBytes) +
                 ") is larger than --max-bytes (" +
                 std::to_string(options->maxBytes) + ")");
+  const bool multiProcess = options->rank >= 0 || options->worldSize ||
+                            !options->rendezvous.empty();
+  if (multiProcess) {
+    if (options->rank < 0 || !options->worldSize || options->rendezvous.empty())
+      return Fail("a multi-process run needs --rank, --world-size and "
+                  "--rendezvous together");
+    if (options->rank >= options->worldSize)
+      return Fail("--rank=" + std::to_string(options->rank) +
+                  " is not a rank of --world-size=" +
+                  std::to_string(options->worldSize));
+    if (options->devices.size() != 1 ||
+        options->devices[0].find("://") == std::string::npos ||
+        (options->ranks && options->ranks != 1))
+      return Fail("a multi-process run takes one --device=URI naming this "
+                  "rank's device (e.g. --device=hip://" +
+                  std::to_string(options->rank) + ")");
+    if (options->devices[0].rfind("local", 0) == 0)
+      return Fail("--device=" + options->devices[0] +
+                  ": the local driver's channels only connect devices of "
+                  "one process; run the ranks in one process "
+                  "(--device=local --ranks=N) or use a driver whose "
+                  "channels cross processes (hip)");
+    if (options->kind == KILN_HAL_COLLECTIVE_BROADCAST &&
+        options->root >= options->worldSize)
+      return Fail("--root=" + std::to_string(options->root) +
+                  " is not a rank of " + std::to_string(options->worldSize));
+    options->ranks = options->worldSize;
+    return -1;
+  }
   if (options->devices.size() == 1) {
     const std::string uri = options->devices[0];
     if (uri.find("://") != std::string::npos) {
@@ -464,14 +519,18 @@ struct Buffers {
   kiln_hal_buffer_t* send = nullptr;
   kiln_hal_buffer_t* recv = nullptr;
   kiln_hal_buffer_t* staging = nullptr;  // host visible, for data and checks
+  kiln_hal_buffer_t* scratch = nullptr;  // multi-process: AlignRanks
   ~Buffers() {
     kiln_hal_buffer_release(send);
     kiln_hal_buffer_release(recv);
     kiln_hal_buffer_release(staging);
+    kiln_hal_buffer_release(scratch);
   }
 };
 
 constexpr kiln_duration_t kWaitTimeout = 600ll * 1000 * 1000 * 1000;
+// How long the processes of a multi-process run wait for each other.
+constexpr kiln_duration_t kRendezvousTimeout = 60ll * 1000 * 1000 * 1000;
 
 kiln_status_t Allocate(kiln_hal_device_t* device, kiln_hal_memory_type_t type,
                        uint64_t size, kiln_hal_buffer_t** out) {
@@ -492,11 +551,15 @@ kiln_status_t Allocate(kiln_hal_device_t* device, kiln_hal_memory_type_t type,
 // there after recording and before each submit, so that a rank that failed
 // (|prior|, or recording) never leaves its peers waiting in a collective:
 // then all ranks skip the run. Returns |prior| if set.
+//
+// |align|, if set, runs before each timed submit (after the start barrier):
+// in a multi-process run it lines the processes' ranks up.
 template <typename Body>
 kiln_status_t RunCommands(kiln_status_t prior, kiln_hal_device_t* device,
                           kiln_hal_command_buffer_mode_t mode, Body body,
                           long runs, std::vector<double>* seconds,
-                          HostBarrier* start) {
+                          HostBarrier* start,
+                          const std::function<kiln_status_t()>& align = {}) {
   if (prior) {
     for (long run = 0; start && run < runs; ++run) start->Arrive(false);
     return prior;
@@ -515,6 +578,7 @@ kiln_status_t RunCommands(kiln_status_t prior, kiln_hal_device_t* device,
     if (start && !start->Arrive(status == nullptr) && !status)
       status = kiln_make_status(KILN_STATUS_ABORTED,
                                 "another rank failed to set up");
+    if (!status && align) status = align();
     auto begin = std::chrono::steady_clock::now();
     if (!status) {
       kiln_hal_semaphore_list_t signal = {1, &done, &run};
@@ -529,6 +593,57 @@ kiln_status_t RunCommands(kiln_status_t prior, kiln_hal_device_t* device,
   }
   kiln_hal_semaphore_release(done);
   kiln_hal_command_buffer_release(commands);
+  return status;
+}
+
+// Lines up the ranks of a multi-process run: a one-element all_reduce on
+// |scratch| (4 bytes of device memory) that every rank runs and waits for.
+kiln_status_t AlignRanks(const Rank& rank, kiln_hal_buffer_t* scratch) {
+  const kiln_hal_collective_op_t op = {KILN_HAL_COLLECTIVE_ALL_REDUCE,
+                                       KILN_HAL_REDUCTION_SUM,
+                                       KILN_HAL_ELEMENT_TYPE_I32, 1, 0};
+  const kiln_hal_buffer_ref_t ref = {scratch, 0, 0, 4};
+  return RunCommands(
+      nullptr, rank.device, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      [&](kiln_hal_command_buffer_t* commands) {
+        return kiln_hal_command_buffer_collective(commands, rank.channel, &op,
+                                                  ref, ref);
+      },
+      1, nullptr, nullptr);
+}
+
+// Replaces |values| by their element-wise maximum over the ranks of
+// |rank|'s channel (every rank calls it with as many values).
+kiln_status_t MaxOverRanks(const Rank& rank, std::vector<double>* values) {
+  const uint64_t bytes = values->size() * sizeof(double);
+  Buffers buffers;
+  kiln_status_t status = Allocate(rank.device, KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                                  bytes, &buffers.send);
+  if (!status)
+    status = Allocate(rank.device, KILN_HAL_MEMORY_TYPE_HOST_VISIBLE, bytes,
+                      &buffers.staging);
+  if (!status)
+    status = kiln_hal_buffer_write(buffers.staging, 0, values->data(), bytes);
+  const kiln_hal_buffer_ref_t device = {buffers.send, 0, 0, bytes};
+  const kiln_hal_buffer_ref_t host = {buffers.staging, 0, 0, bytes};
+  const kiln_hal_collective_op_t op = {KILN_HAL_COLLECTIVE_ALL_REDUCE,
+                                       KILN_HAL_REDUCTION_MAX,
+                                       KILN_HAL_ELEMENT_TYPE_F64,
+                                       values->size(), 0};
+  status = RunCommands(
+      status, rank.device, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT,
+      [&](kiln_hal_command_buffer_t* commands) -> kiln_status_t {
+        KILN_RETURN_IF_ERROR(
+            kiln_hal_command_buffer_copy_buffer(commands, host, device));
+        KILN_RETURN_IF_ERROR(kiln_hal_command_buffer_execution_barrier(commands));
+        KILN_RETURN_IF_ERROR(kiln_hal_command_buffer_collective(
+            commands, rank.channel, &op, device, device));
+        KILN_RETURN_IF_ERROR(kiln_hal_command_buffer_execution_barrier(commands));
+        return kiln_hal_command_buffer_copy_buffer(commands, device, host);
+      },
+      1, nullptr, nullptr);
+  if (!status)
+    status = kiln_hal_buffer_read(buffers.staging, 0, values->data(), bytes);
   return status;
 }
 
@@ -614,9 +729,16 @@ kiln_status_t RunRankSize(const Options& options, Rank& rank, size_t index,
     status = RunCommands(status, rank.device,
                          KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE,
                          collectives(options.warmup), 1, nullptr, &barrier);
+  std::function<kiln_status_t()> align;
+  if (options.rank >= 0) {
+    if (!status)
+      status = Allocate(rank.device, KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4,
+                        &buffers.scratch);
+    align = [&] { return AlignRanks(rank, buffers.scratch); };
+  }
   return RunCommands(status, rank.device, KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE,
                      collectives(options.iters), options.repeat,
-                     &result->seconds, &barrier);
+                     &result->seconds, &barrier, align);
 }
 
 // Host memcpy bandwidth of |bytes| (GB/s), the best of |iters| copies.
@@ -663,7 +785,14 @@ int RunCollectiveBenchmark(int argc, char** argv) {
   Options options;
   int parsed = ParseOptions(argc, argv, &options);
   if (parsed >= 0) return parsed;
+  // |ranks| counts the ranks of all processes; this process runs
+  // |localRanks| of them from |firstRank| on (all of them, from 0, unless
+  // --rank is given).
   const size_t ranks = size_t(options.ranks);
+  const bool multiProcess = options.rank >= 0;
+  const size_t localRanks = options.devices.size();
+  const size_t firstRank = multiProcess ? size_t(options.rank) : 0;
+  const bool printer = firstRank == 0;  // the process of rank 0 prints rows
 
   kiln_hal_driver_registry_t* registry = nullptr;
   kiln_status_t status = kiln_hal_driver_registry_create(&registry);
@@ -671,39 +800,61 @@ int RunCollectiveBenchmark(int argc, char** argv) {
   if (!status) status = kiln_hal_driver_registry_load_plugins_from_env(registry);
   for (const std::string& plugin : options.plugins)
     if (!status) status = kiln_hal_driver_registry_load_plugin(registry, plugin.c_str());
-  std::vector<Rank> rankObjects(ranks);
-  for (size_t r = 0; r < ranks && !status; ++r) {
+  std::vector<Rank> rankObjects(localRanks);
+  for (size_t r = 0; r < localRanks && !status; ++r) {
     status = kiln_hal_driver_registry_create_device(
         registry, options.devices[r].c_str(), &rankObjects[r].device);
     if (status)
-      status = kiln_status_annotate(status, "rank %zu (--device=%s)", r,
-                                    options.devices[r].c_str());
+      status = kiln_status_annotate(status, "rank %zu (--device=%s)",
+                                    firstRank + r, options.devices[r].c_str());
   }
   if (status) {
     kiln_hal_driver_registry_release(registry);
     return Fail(TakeMessage(status));
   }
+  // The channel id: made by rank 0's device; in a multi-process run
+  // handed to the other processes through the rendezvous.
+  std::string id;
+  if (!status && firstRank == 0) {
+    id.resize(KILN_HAL_CHANNEL_ID_MAX_LENGTH);
+    size_t idLength = 0;
+    status = kiln_hal_channel_id_create(
+        rankObjects[0].device, reinterpret_cast<uint8_t*>(&id[0]), id.size(),
+        &idLength);
+    id.resize(idLength);
+  }
+  std::unique_ptr<kiln::collective::Rendezvous> store;
+  if (!status && multiProcess) {
+    kiln_time_t deadline = kiln_deadline_from_timeout(kRendezvousTimeout);
+    status = kiln::collective::OpenRendezvous(options.rendezvous,
+                                              firstRank == 0, deadline, &store);
+    if (!status)
+      status = kiln::collective::ExchangeChannelId(
+          store.get(), int32_t(firstRank), int32_t(localRanks),
+          int32_t(ranks), deadline, &id);
+    if (status)
+      status = kiln_status_annotate(status, "rank %zu meeting the others at "
+                                    "--rendezvous=%s", firstRank,
+                                    options.rendezvous.c_str());
+  }
   // Channels: joining may block until every rank joined, so one thread per
   // rank.
-  uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
-  size_t idLength = 0;
-  status = kiln_hal_channel_id_create(rankObjects[0].device, id, sizeof(id),
-                                      &idLength);
-  std::vector<kiln_status_t> statuses(ranks, nullptr);
+  std::vector<kiln_status_t> statuses(localRanks, nullptr);
   if (!status) {
     std::vector<std::thread> threads;
-    for (size_t r = 0; r < ranks; ++r)
+    for (size_t r = 0; r < localRanks; ++r)
       threads.emplace_back([&, r] {
-        kiln_hal_channel_params_t params = {int32_t(r), int32_t(ranks), id,
-                                            idLength};
+        kiln_hal_channel_params_t params = {
+            int32_t(firstRank + r), int32_t(ranks),
+            reinterpret_cast<const uint8_t*>(id.data()), id.size()};
         statuses[r] = kiln_hal_channel_create(rankObjects[r].device, &params,
                                               &rankObjects[r].channel);
       });
     for (std::thread& thread : threads) thread.join();
-    for (size_t r = 0; r < ranks; ++r) {
+    for (size_t r = 0; r < localRanks; ++r) {
       if (!status && statuses[r])
         status = kiln_status_annotate(statuses[r], "creating the channel of "
-                                      "rank %zu", r);
+                                      "rank %zu", firstRank + r);
       else kiln_status_free(statuses[r]);
     }
   }
@@ -715,20 +866,24 @@ int RunCollectiveBenchmark(int argc, char** argv) {
 
   std::string deviceList;
   for (const std::string& uri : options.devices) deviceList += " " + uri;
-  std::printf("# kiln-benchmark collective: %s %s %s on %zu ranks (%s), "
-              "iters %ld, warmup %ld, median of %ld\n",
-              options.opName, options.typeName,
-              options.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE ||
-                      options.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER
-                  ? options.reductionName
-                  : "", ranks, deviceList.c_str() + 1, options.iters,
-              options.warmup, options.repeat);
-  std::printf("#%11s %12s %6s %10s %9s %9s%s%s\n", "size", "count", "type",
-              "time", "algbw", "busbw", options.check ? "   #wrong" : "",
-              options.memcpyReference ? "  memcpy" : "");
-  std::printf("#%11s %12s %6s %10s %9s %9s%s%s\n", "(B)", "(elements)", "",
-              "(us)", "(GB/s)", "(GB/s)", options.check ? "" : "",
-              options.memcpyReference ? "  (GB/s)" : "");
+  if (multiProcess)
+    deviceList = " one process per rank; rank 0 on" + deviceList;
+  if (printer) {
+    std::printf("# kiln-benchmark collective: %s %s %s on %zu ranks (%s), "
+                "iters %ld, warmup %ld, median of %ld\n",
+                options.opName, options.typeName,
+                options.kind == KILN_HAL_COLLECTIVE_ALL_REDUCE ||
+                        options.kind == KILN_HAL_COLLECTIVE_REDUCE_SCATTER
+                    ? options.reductionName
+                    : "", ranks, deviceList.c_str() + 1, options.iters,
+                options.warmup, options.repeat);
+    std::printf("#%11s %12s %6s %10s %9s %9s%s%s\n", "size", "count", "type",
+                "time", "algbw", "busbw", options.check ? "   #wrong" : "",
+                options.memcpyReference ? "  memcpy" : "");
+    std::printf("#%11s %12s %6s %10s %9s %9s%s%s\n", "(B)", "(elements)", "",
+                "(us)", "(GB/s)", "(GB/s)", options.check ? "" : "",
+                options.memcpyReference ? "  (GB/s)" : "");
+  }
   int exitCode = 0;
   double busSum = 0;
   int rows = 0;
@@ -743,19 +898,19 @@ int RunCollectiveBenchmark(int argc, char** argv) {
                      (options.kind == KILN_HAL_COLLECTIVE_ALL_GATHER ? ranks : 1);
     if (bytes == lastBytes) continue;  // rounding gave the previous row
     lastBytes = bytes;
-    HostBarrier barrier(ranks);
-    std::vector<SizeResult> results(ranks);
+    HostBarrier barrier(localRanks);
+    std::vector<SizeResult> results(localRanks);
     std::vector<std::thread> threads;
-    for (size_t r = 0; r < ranks; ++r)
+    for (size_t r = 0; r < localRanks; ++r)
       threads.emplace_back([&, r] {
-        statuses[r] = RunRankSize(options, rankObjects[r], r, count, barrier,
-                                  &results[r]);
+        statuses[r] = RunRankSize(options, rankObjects[r], firstRank + r,
+                                  count, barrier, &results[r]);
       });
     for (std::thread& thread : threads) thread.join();
-    for (size_t r = 0; r < ranks; ++r) {
+    for (size_t r = 0; r < localRanks; ++r) {
       if (!status && statuses[r])
-        status = kiln_status_annotate(statuses[r], "rank %zu, %llu bytes", r,
-                                      (unsigned long long)bytes);
+        status = kiln_status_annotate(statuses[r], "rank %zu, %llu bytes",
+                                      firstRank + r, (unsigned long long)bytes);
       else kiln_status_free(statuses[r]);
     }
     if (status) break;
@@ -767,6 +922,20 @@ int RunCollectiveBenchmark(int argc, char** argv) {
         runs[i] = std::max(runs[i], result.seconds[i]);
       wrong += result.wrong;
     }
+    if (multiProcess) {
+      // The other processes' ranks: the slowest time of each execute, and
+      // the most wrong elements of any rank.
+      runs.push_back(double(wrong));
+      status = MaxOverRanks(rankObjects[0], &runs);
+      if (status) {
+        status = kiln_status_annotate(status, "rank %zu, %llu bytes: "
+                                      "gathering the ranks' times", firstRank,
+                                      (unsigned long long)bytes);
+        break;
+      }
+      wrong = uint64_t(runs.back());
+      runs.pop_back();
+    }
     std::sort(runs.begin(), runs.end());
     double seconds = runs.size() % 2
                          ? runs[runs.size() / 2]
@@ -774,14 +943,16 @@ int RunCollectiveBenchmark(int argc, char** argv) {
     double perIter = seconds / double(options.iters);
     double algbw = double(bytes) / perIter / 1e9;
     double busbw = algbw * BusFactor(options.kind, double(ranks));
-    std::printf("%12llu %12llu %6s %10.2f %9.3f %9.3f",
-                (unsigned long long)bytes, (unsigned long long)count,
-                options.typeName, perIter * 1e6, algbw, busbw);
-    if (options.check) std::printf(" %8llu", (unsigned long long)wrong);
-    if (options.memcpyReference)
-      std::printf(" %7.3f", MemcpyBandwidth(bytes, options.iters));
-    std::printf("\n");
-    std::fflush(stdout);
+    if (printer) {
+      std::printf("%12llu %12llu %6s %10.2f %9.3f %9.3f",
+                  (unsigned long long)bytes, (unsigned long long)count,
+                  options.typeName, perIter * 1e6, algbw, busbw);
+      if (options.check) std::printf(" %8llu", (unsigned long long)wrong);
+      if (options.memcpyReference)
+        std::printf(" %7.3f", MemcpyBandwidth(bytes, options.iters));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
     busSum += busbw;
     ++rows;
     if (wrong) exitCode = 1;
@@ -793,7 +964,8 @@ int RunCollectiveBenchmark(int argc, char** argv) {
     return Fail("no size in [--min-bytes, --max-bytes] holds a whole " +
                 std::string(options.opName) + " of " + options.typeName +
                 " over " + std::to_string(ranks) + " ranks");
-  std::printf("# Avg bus bandwidth    : %.3f GB/s\n", busSum / rows);
+  if (printer)
+    std::printf("# Avg bus bandwidth    : %.3f GB/s\n", busSum / rows);
   if (exitCode) std::fprintf(stderr, "error: --check found wrong results\n");
   return exitCode;
 }

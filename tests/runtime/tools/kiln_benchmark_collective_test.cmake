@@ -41,6 +41,17 @@ expect(min_over_max 1 "error: --min-bytes \\(2048\\) is larger than --max-bytes 
 expect(bad_step 1 "error: invalid --step-factor '1'" ${B} --device=local --step-factor=1)
 expect(bad_iters 1 "error: invalid --iters '0'" ${B} --device=local --iters=0)
 expect(bad_repeat 1 "error: invalid --repeat '0'" ${B} --device=local --repeat=0)
+# Multi-process mode (one process per rank): what it needs, and the local
+# driver, whose channels do not cross processes, refused.
+expect(mp_incomplete 1 "error: a multi-process run needs --rank, --world-size and --rendezvous together"
+  ${B} --device=local://0 --rank=0)
+expect(mp_rank_range 1 "error: --rank=2 is not a rank of --world-size=2"
+  ${B} --device=local://0 --rank=2 --world-size=2 --rendezvous=file:${CMAKE_CURRENT_BINARY_DIR}/rdv)
+expect(mp_one_device 1 "error: a multi-process run takes one --device=URI naming this rank's device"
+  ${B} --device=local --rank=0 --world-size=2 --rendezvous=file:${CMAKE_CURRENT_BINARY_DIR}/rdv)
+expect(mp_local 1 "error: --device=local://1: the local driver's channels only connect devices of one process"
+  ${B} --device=local://1 --rank=1 --world-size=2 --rendezvous=file:${CMAKE_CURRENT_BINARY_DIR}/rdv)
+expect(mp_world_size 1 "error: invalid --world-size '1'" ${B} --device=local --world-size=1)
 expect(one_rank 1 "error: a collective benchmark needs at least 2 ranks"
   ${B} --device=local --ranks=1)
 expect(uri_with_ranks 1 "error: --device=local://1 names one device but --ranks=2"
