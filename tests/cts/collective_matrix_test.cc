@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cts_test_base.h"
+#include "scoped_env.h"
 
 namespace kiln::cts {
 namespace {
@@ -506,24 +507,7 @@ void checkResults(const kiln_hal_collective_op_t& op,
   }
 }
 
-// Sets an environment variable for a scope (tests run one at a time).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name(name) {
-    const char* old = std::getenv(name);
-    hadOld = old != nullptr;
-    if (old) oldValue = old;
-    if (value) setenv(name, value, 1); else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld) setenv(name, oldValue.c_str(), 1); else unsetenv(name);
-  }
-
- private:
-  const char* name;
-  bool hadOld = false;
-  std::string oldValue;
-};
+using kiln::testing::ScopedEnv;
 
 constexpr char kParallelThresholdEnv[] =
     "KILN_LOCAL_COLLECTIVE_PARALLEL_THRESHOLD";

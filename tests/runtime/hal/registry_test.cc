@@ -8,6 +8,7 @@
 
 #include "kiln/hal/driver_abi.h"
 #include "kiln/hal/hal.h"
+#include "scoped_env.h"
 
 namespace {
 
@@ -31,24 +32,7 @@ std::string message(kiln_status_t status) {
     ASSERT_TRUE(status_ == nullptr) << #expr << ": " << text_;          \
   } while (0)
 
-// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name(name) {
-    const char* old = std::getenv(name);
-    hadOld = old != nullptr;
-    if (old) oldValue = old;
-    if (value) setenv(name, value, 1); else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld) setenv(name, oldValue.c_str(), 1); else unsetenv(name);
-  }
-
- private:
-  const char* name;
-  bool hadOld = false;
-  std::string oldValue;
-};
+using kiln::testing::ScopedEnv;
 
 class RegistryTest : public ::testing::Test {
  protected:
