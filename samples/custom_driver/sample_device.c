@@ -486,6 +486,9 @@ static const kiln_hal_device_vtable_t device_vtable = {
     device_queue_dealloca,
     device_queue_execute,
     device_queue_flush,
+    /*query_memory_stats=*/NULL,  // optional: no buffer cache
+    /*trim=*/NULL,
+    /*queue_execute_profiled=*/NULL,  // optional: no command timing
 };
 
 kiln_status_t sample_device_create(kiln_hal_driver_t* driver, uint32_t ordinal,

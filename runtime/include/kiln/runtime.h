@@ -140,6 +140,29 @@ void kiln_device_release(kiln_device_t* device);
 // Borrowed URI the device was created with.
 const char* kiln_device_uri(const kiln_device_t* device);
 
+// Device memory. A device keeps the storage of released buffers (outputs
+// of earlier calls, transient arenas) cached for the next allocation of the
+// same size, so that calls do not pay the system allocator. The URI option
+// memory_limit caps what a device reserves, in use plus cached, e.g.
+// "hip://0?memory_limit=16G" or "local?memory_limit=512M"; an allocation
+// past it fails with RESOURCE_EXHAUSTED. Thread-safe.
+typedef struct kiln_device_memory_stats_t {
+  uint64_t bytes_in_use;         // storage of live buffers
+  uint64_t bytes_cached;         // released storage kept for reuse
+  uint64_t bytes_limit;          // the memory_limit option; 0 when none
+  uint64_t peak_bytes_reserved;  // highest in use + cached so far
+  uint64_t system_allocations;   // blocks asked of the system
+  uint64_t system_frees;         // blocks given back to it
+  uint64_t cache_hits;           // allocations served from the cache
+} kiln_device_memory_stats_t;
+
+// UNIMPLEMENTED for drivers without a buffer cache.
+kiln_status_t kiln_device_query_memory_stats(
+    kiln_device_t* device, kiln_device_memory_stats_t* out_stats);
+// Gives the cached storage back to the system (buffers in use stay).
+// UNIMPLEMENTED for drivers without a buffer cache.
+kiln_status_t kiln_device_trim(kiln_device_t* device);
+
 //===----------------------------------------------------------------------===//
 // Collective groups (SPMD programs)
 //===----------------------------------------------------------------------===//
@@ -363,6 +386,38 @@ kiln_status_t kiln_function_call_async(
     kiln_buffer_view_t* const* inputs, kiln_fence_t* wait_fence,
     kiln_fence_t* signal_fence, size_t output_count,
     kiln_buffer_view_t** out_outputs);
+
+// Where the time of a call goes. kiln_function_profile runs one synchronous
+// call like kiln_function_call and times each command of the function's
+// command program on the device (dispatches, copies, fills, collectives),
+// besides the call's host time. Profiled calls are issued command by command
+// with timing events (a driver that replays functions as graphs does not
+// here), so time ordinary calls for latency and profile to see the split.
+typedef struct kiln_command_profile_t {
+  uint32_t index;    // of the command in the function's command program
+  const char* kind;  // "dispatch", "copy", "fill", "update", "collective"
+  // Dispatches: the kernel's export name; collectives: the operation
+  // ("all_reduce"); others: the kind. Borrowed from the module.
+  const char* name;
+  uint64_t device_ns;  // the command's time on the device
+} kiln_command_profile_t;
+
+typedef struct kiln_call_profile_t {
+  uint64_t host_ns;    // submission until the outputs were ready
+  uint64_t device_ns;  // first command's start to last command's end
+  size_t command_count;
+  kiln_command_profile_t* commands;  // owned by the profile
+} kiln_call_profile_t;
+
+// kiln_function_call that also returns a profile of the call (free it with
+// kiln_call_profile_free). UNIMPLEMENTED for drivers that cannot time
+// commands. The function's module must stay loaded while the profile's
+// names are used.
+kiln_status_t kiln_function_profile(
+    kiln_function_t* function, size_t input_count,
+    kiln_buffer_view_t* const* inputs, size_t output_count,
+    kiln_buffer_view_t** out_outputs, kiln_call_profile_t** out_profile);
+void kiln_call_profile_free(kiln_call_profile_t* profile);
 
 #ifdef __cplusplus
 }  // extern "C"

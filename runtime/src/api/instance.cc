@@ -157,4 +157,33 @@ const char* kiln_device_uri(const kiln_device_t* device) {
   return device ? device->uri.c_str() : "";
 }
 
+kiln_status_t kiln_device_query_memory_stats(
+    kiln_device_t* device, kiln_device_memory_stats_t* out_stats) {
+  if (!device || !out_stats)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_device_query_memory_stats: device and "
+                            "out_stats are required");
+  kiln_hal_device_memory_stats_t stats = {};
+  kiln_status_t status =
+      kiln_hal_device_query_memory_stats(device->device.get(), &stats);
+  *out_stats = kiln_device_memory_stats_t{
+      stats.bytes_in_use,        stats.bytes_cached,
+      stats.bytes_limit,         stats.peak_bytes_reserved,
+      stats.system_allocations,  stats.system_frees,
+      stats.cache_hits};
+  if (!kiln_status_is_ok(status))
+    return kiln_status_annotate(status, "device '%s'", device->uri.c_str());
+  return status;
+}
+
+kiln_status_t kiln_device_trim(kiln_device_t* device) {
+  if (!device)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_device_trim: device is NULL");
+  kiln_status_t status = kiln_hal_device_trim(device->device.get());
+  if (!kiln_status_is_ok(status))
+    return kiln_status_annotate(status, "device '%s'", device->uri.c_str());
+  return status;
+}
+
 }  // extern "C"

@@ -1,5 +1,7 @@
 // Module, function reflection and calls of kiln/runtime.h.
+#include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -291,7 +293,8 @@ kiln_status_t SubmitCall(kiln_function_t* function, size_t input_count,
                          kiln_buffer_view_t* const* inputs,
                          kiln_fence_t* wait_fence, kiln_fence_t* signal_fence,
                          size_t output_count, kiln_buffer_view_t** out_outputs,
-                         kiln::module::HalSemaphorePtr* out_done) {
+                         kiln::module::HalSemaphorePtr* out_done,
+                         kiln_hal_execution_profile_t* profile = nullptr) {
   for (size_t j = 0; j < output_count; ++j) out_outputs[j] = nullptr;
   const FunctionLayout& layout = *Layout(function);
   kiln_module_t* module = function->module;
@@ -334,7 +337,7 @@ kiln_status_t SubmitCall(kiln_function_t* function, size_t input_count,
 
   std::vector<kiln_hal_buffer_t*> buffers(output_count, nullptr);
   kiln_status_t status = module->executor->Submit(
-      function->index, bindings.data(), wait, signal, buffers.data());
+      function->index, bindings.data(), wait, signal, buffers.data(), profile);
   if (!kiln_status_is_ok(status)) {
     // Whoever waits on the caller's fence must learn that nothing will run.
     if (signal_fence) {
@@ -376,15 +379,19 @@ kiln_status_t kiln_function_call_async(kiln_function_t* function,
                     output_count, out_outputs, &done);
 }
 
-kiln_status_t kiln_function_call(kiln_function_t* function, size_t input_count,
-                                 kiln_buffer_view_t* const* inputs,
-                                 size_t output_count,
-                                 kiln_buffer_view_t** out_outputs) {
-  KILN_RETURN_IF_ERROR(CheckCallArguments(function, input_count, inputs,
-                                          output_count, out_outputs));
+}  // extern "C"
+
+namespace {
+
+// A synchronous call, profiled when |profile| is non-null.
+kiln_status_t CallAndWait(kiln_function_t* function, size_t input_count,
+                          kiln_buffer_view_t* const* inputs,
+                          size_t output_count, kiln_buffer_view_t** out_outputs,
+                          kiln_hal_execution_profile_t* profile) {
   kiln::module::HalSemaphorePtr done;
   KILN_RETURN_IF_ERROR(SubmitCall(function, input_count, inputs, nullptr,
-                                  nullptr, output_count, out_outputs, &done));
+                                  nullptr, output_count, out_outputs, &done,
+                                  profile));
   kiln_status_t status =
       kiln_hal_semaphore_wait(done.get(), 1, KILN_DURATION_INFINITE);
   if (!kiln_status_is_ok(status)) {
@@ -396,6 +403,87 @@ kiln_status_t kiln_function_call(kiln_function_t* function, size_t input_count,
                                 kiln_function_name(function));
   }
   return kiln_ok_status();
+}
+
+const char* CommandKindName(kiln_hal_command_kind_t kind) {
+  switch (kind) {
+    case KILN_HAL_COMMAND_KIND_FILL: return "fill";
+    case KILN_HAL_COMMAND_KIND_UPDATE: return "update";
+    case KILN_HAL_COMMAND_KIND_COPY: return "copy";
+    case KILN_HAL_COMMAND_KIND_DISPATCH: return "dispatch";
+    case KILN_HAL_COMMAND_KIND_COLLECTIVE: return "collective";
+  }
+  return "?";
+}
+
+}  // namespace
+
+extern "C" {
+
+kiln_status_t kiln_function_call(kiln_function_t* function, size_t input_count,
+                                 kiln_buffer_view_t* const* inputs,
+                                 size_t output_count,
+                                 kiln_buffer_view_t** out_outputs) {
+  KILN_RETURN_IF_ERROR(CheckCallArguments(function, input_count, inputs,
+                                          output_count, out_outputs));
+  return CallAndWait(function, input_count, inputs, output_count, out_outputs,
+                     nullptr);
+}
+
+kiln_status_t kiln_function_profile(kiln_function_t* function,
+                                    size_t input_count,
+                                    kiln_buffer_view_t* const* inputs,
+                                    size_t output_count,
+                                    kiln_buffer_view_t** out_outputs,
+                                    kiln_call_profile_t** out_profile) {
+  if (!out_profile)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_function_profile: out_profile is NULL");
+  *out_profile = nullptr;
+  KILN_RETURN_IF_ERROR(CheckCallArguments(function, input_count, inputs,
+                                          output_count, out_outputs));
+  const kiln::module::ModuleExecutor& executor = *function->module->executor;
+  std::vector<kiln_hal_command_timing_t> timings(
+      executor.CommandCount(function->index));
+  kiln_hal_execution_profile_t hal_profile = {};
+  hal_profile.timing_capacity = static_cast<uint32_t>(timings.size());
+  hal_profile.timings = timings.data();
+  kiln_time_t start = kiln_time_now();
+  KILN_RETURN_IF_ERROR(CallAndWait(function, input_count, inputs,
+                                   output_count, out_outputs, &hal_profile));
+  kiln_time_t end = kiln_time_now();
+
+  size_t count = std::min<size_t>(hal_profile.timing_count, timings.size());
+  auto* profile = new (std::nothrow) kiln_call_profile_t();
+  auto* commands = new (std::nothrow) kiln_command_profile_t[count ? count : 1];
+  if (!profile || !commands) {
+    delete profile;
+    delete[] commands;
+    for (size_t j = 0; j < output_count; ++j) {
+      kiln_buffer_view_release(out_outputs[j]);
+      out_outputs[j] = nullptr;
+    }
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "out of memory for a call profile");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const kiln_hal_command_timing_t& timing = timings[i];
+    commands[i] = {timing.command, CommandKindName(timing.kind),
+                   executor.CommandName(function->index, timing.command),
+                   timing.device_ns};
+  }
+  profile->host_ns = static_cast<uint64_t>(end - start);
+  profile->device_ns = hal_profile.span_ns;
+  profile->command_count = count;
+  profile->commands = commands;
+  *out_profile = profile;
+  return kiln_ok_status();
+}
+
+void kiln_call_profile_free(kiln_call_profile_t* profile) {
+  if (!profile) return;
+  delete[] profile->commands;
+  delete profile;
 }
 
 }  // extern "C"

@@ -246,28 +246,43 @@ kiln_status_t kiln_hal_device_queue_dealloca(
       ->queue_dealloca(device, affinity, wait, signal, buffer);
 }
 
-kiln_status_t kiln_hal_device_queue_execute(
-    kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
-    const kiln_hal_semaphore_list_t* wait,
+// queue_execute and queue_execute_profiled (|profile| non-NULL): the
+// checks, then the driver. |caller| names the API function in messages.
+static kiln_status_t queueExecute(
+    const char* caller, kiln_hal_device_t* device,
+    kiln_hal_queue_affinity_t affinity, const kiln_hal_semaphore_list_t* wait,
     const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
     kiln_hal_command_buffer_t* const* command_buffers,
-    const kiln_hal_binding_table_t* binding_tables) {
-  KILN_CHECK_ARG(device);
+    const kiln_hal_binding_table_t* binding_tables,
+    kiln_hal_execution_profile_t* profile) {
+  if (!device) return nullArgument(caller, "device");
+  const kiln_hal_device_vtable_t* vtable = KILN_VTABLE(device, device);
+  if (profile) {
+    if (!vtable->queue_execute_profiled)
+      return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                              "%s: the %s driver cannot time commands",
+                              caller, device->driver_name);
+    if (profile->timing_capacity > 0 && !profile->timings)
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "%s: profile has a timing capacity of %u but "
+                              "no timings array",
+                              caller, profile->timing_capacity);
+  }
   if (command_buffer_count > 0 && !command_buffers)
-    return nullArgument(__func__, "command_buffers");
-  KILN_RETURN_IF_ERROR(checkSemaphoreList(__func__, "wait", &wait));
-  KILN_RETURN_IF_ERROR(checkSemaphoreList(__func__, "signal", &signal));
+    return nullArgument(caller, "command_buffers");
+  KILN_RETURN_IF_ERROR(checkSemaphoreList(caller, "wait", &wait));
+  KILN_RETURN_IF_ERROR(checkSemaphoreList(caller, "signal", &signal));
   for (uint32_t i = 0; i < command_buffer_count; ++i) {
     kiln_hal_command_buffer_t* commandBuffer = command_buffers[i];
     if (!commandBuffer)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                              "%s: command buffer %u is NULL", __func__, i);
+                              "%s: command buffer %u is NULL", caller, i);
     if (__atomic_load_n(&commandBuffer->state, __ATOMIC_ACQUIRE) !=
         KILN_HAL_COMMAND_BUFFER_STATE_EXECUTABLE)
       return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
                               "%s: command buffer %u was not ended (call "
                               "kiln_hal_command_buffer_end before submitting)",
-                              __func__, i);
+                              caller, i);
     const kiln_hal_binding_table_t* table =
         binding_tables ? &binding_tables[i] : nullptr;
     uint32_t tableCount = table ? table->count : 0;
@@ -276,12 +291,12 @@ kiln_status_t kiln_hal_device_queue_execute(
           KILN_STATUS_INVALID_ARGUMENT,
           "%s: command buffer %u has binding capacity %u but its binding "
           "table has %u entries",
-          __func__, i, commandBuffer->binding_capacity, tableCount);
+          caller, i, commandBuffer->binding_capacity, tableCount);
     if (tableCount > 0 && !table->bindings)
       return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                               "%s: binding table %u has %u entries but no "
                               "array",
-                              __func__, i, tableCount);
+                              caller, i, tableCount);
     for (uint32_t slot = 0; slot < tableCount; ++slot) {
       const kiln_hal_binding_t& binding = table->bindings[slot];
       if (!binding.buffer) continue;
@@ -312,7 +327,7 @@ kiln_status_t kiln_hal_device_queue_execute(
     return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
                             "%s: one-shot command buffer %u was already "
                             "submitted",
-                            __func__, i);
+                            caller, i);
   }
   // Drivers always get a table per command buffer.
   const kiln_hal_binding_table_t kNoBindings = {0, nullptr};
@@ -323,10 +338,67 @@ kiln_status_t kiln_hal_device_queue_execute(
     for (uint32_t i = 0; i < command_buffer_count; ++i) tables[i] = kNoBindings;
     binding_tables = tables;
   }
-  return KILN_VTABLE(device, device)
-      ->queue_execute(device, affinity, wait, signal, command_buffer_count,
-                      command_buffers, binding_tables);
+  if (!profile)
+    return vtable->queue_execute(device, affinity, wait, signal,
+                                 command_buffer_count, command_buffers,
+                                 binding_tables);
+  profile->timing_count = 0;
+  profile->span_ns = 0;
+  for (uint32_t i = 0; i < profile->timing_capacity; ++i)
+    profile->timings[i] = kiln_hal_command_timing_t{};
+  return vtable->queue_execute_profiled(device, affinity, wait, signal,
+                                        command_buffer_count, command_buffers,
+                                        binding_tables, profile);
 }
+
+kiln_status_t kiln_hal_device_queue_execute(
+    kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
+    kiln_hal_command_buffer_t* const* command_buffers,
+    const kiln_hal_binding_table_t* binding_tables) {
+  return queueExecute(__func__, device, affinity, wait, signal,
+                      command_buffer_count, command_buffers, binding_tables,
+                      nullptr);
+}
+
+kiln_status_t kiln_hal_device_queue_execute_profiled(
+    kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
+    kiln_hal_command_buffer_t* const* command_buffers,
+    const kiln_hal_binding_table_t* binding_tables,
+    kiln_hal_execution_profile_t* profile) {
+  if (!profile) return nullArgument(__func__, "profile");
+  return queueExecute(__func__, device, affinity, wait, signal,
+                      command_buffer_count, command_buffers, binding_tables,
+                      profile);
+}
+
+kiln_status_t kiln_hal_device_query_memory_stats(
+    kiln_hal_device_t* device, kiln_hal_device_memory_stats_t* out_stats) {
+  KILN_CHECK_ARG(device);
+  KILN_CHECK_ARG(out_stats);
+  *out_stats = kiln_hal_device_memory_stats_t{};
+  const kiln_hal_device_vtable_t* vtable = KILN_VTABLE(device, device);
+  if (!vtable->query_memory_stats)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the %s driver keeps no memory statistics",
+                            __func__, device->driver_name);
+  return vtable->query_memory_stats(device, out_stats);
+}
+
+kiln_status_t kiln_hal_device_trim(kiln_hal_device_t* device) {
+  KILN_CHECK_ARG(device);
+  const kiln_hal_device_vtable_t* vtable = KILN_VTABLE(device, device);
+  if (!vtable->trim)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the %s driver has no memory cache to trim",
+                            __func__, device->driver_name);
+  return vtable->trim(device);
+}
+
+
 
 kiln_status_t kiln_hal_device_queue_flush(kiln_hal_device_t* device,
                                           kiln_hal_queue_affinity_t affinity) {

@@ -327,11 +327,46 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
   return kiln_hal_command_buffer_end(command_buffer);
 }
 
+size_t ModuleExecutor::CommandCount(size_t function_index) const {
+  const auto* commands = image_->functions()[function_index].function->commands();
+  return commands ? commands->size() : 0;
+}
+
+const char* ModuleExecutor::CommandName(size_t function_index,
+                                        uint32_t command) const {
+  const auto* commands = image_->functions()[function_index].function->commands();
+  if (!commands || command >= commands->size()) return "?";
+  const CommandEntry* entry = commands->Get(command);
+  switch (entry->command_type()) {
+    case Command::DispatchCommand: {
+      const DispatchCommand* dispatch = entry->command_as_DispatchCommand();
+      const ExecutableExport* exp =
+          executables_[dispatch->executable()].variant->exports()->Get(
+              dispatch->export_());
+      return exp->name()->c_str();
+    }
+    case Command::CollectiveCommand:
+      switch (entry->command_as_CollectiveCommand()->op()) {
+        case CollectiveOp::AllReduce: return "all_reduce";
+        case CollectiveOp::AllGather: return "all_gather";
+        case CollectiveOp::ReduceScatter: return "reduce_scatter";
+        case CollectiveOp::AllToAll: return "all_to_all";
+        case CollectiveOp::Broadcast: return "broadcast";
+      }
+      return "collective";
+    case Command::CopyCommand: return "copy";
+    case Command::FillCommand: return "fill";
+    case Command::BarrierCommand: return "barrier";
+    default: return "?";
+  }
+}
+
 kiln_status_t ModuleExecutor::Submit(size_t function_index,
                                      const kiln_hal_binding_t* inputs,
                                      const kiln_hal_semaphore_list_t& wait,
                                      const kiln_hal_semaphore_list_t& signal,
-                                     kiln_hal_buffer_t** out_outputs) const {
+                                     kiln_hal_buffer_t** out_outputs,
+                                     kiln_hal_execution_profile_t* profile) const {
   if (function_index >= functions_.size()) {
     return kiln_make_status(KILN_STATUS_OUT_OF_RANGE,
                             "function index %zu out of range (%zu functions)",
@@ -380,9 +415,15 @@ kiln_status_t ModuleExecutor::Submit(size_t function_index,
   kiln_hal_command_buffer_t* command_buffer = recorded.command_buffer.get();
   // queue_execute retains the bound buffers until the work is done, so the
   // transient arena can be released as soon as the call is submitted.
-  KILN_RETURN_IF_ERROR(kiln_hal_device_queue_execute(
-      device_.get(), KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1,
-      &command_buffer, &binding_table));
+  if (profile) {
+    KILN_RETURN_IF_ERROR(kiln_hal_device_queue_execute_profiled(
+        device_.get(), KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1,
+        &command_buffer, &binding_table, profile));
+  } else {
+    KILN_RETURN_IF_ERROR(kiln_hal_device_queue_execute(
+        device_.get(), KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1,
+        &command_buffer, &binding_table));
+  }
   for (size_t j = 0; j < output_count; ++j) {
     out_outputs[j] = outputs[j].release();
   }

@@ -72,10 +72,21 @@ class ModuleExecutor {
   // each owned by the caller, are written to |out_outputs| (one per output).
   // The work starts after |wait| and signals |signal| when done (or fails
   // them). On error nothing is submitted and no outputs are returned.
+  // With |profile|, the submission is profiled
+  // (kiln_hal_device_queue_execute_profiled): the timings' command indices
+  // are indices into the function's command program.
   kiln_status_t Submit(size_t function_index, const kiln_hal_binding_t* inputs,
                        const kiln_hal_semaphore_list_t& wait,
                        const kiln_hal_semaphore_list_t& signal,
-                       kiln_hal_buffer_t** out_outputs) const;
+                       kiln_hal_buffer_t** out_outputs,
+                       kiln_hal_execution_profile_t* profile = nullptr) const;
+
+  // The number of commands in function |function_index|'s program.
+  size_t CommandCount(size_t function_index) const;
+  // What profiles call command |command| of that program: a dispatch's
+  // kernel (export) name, a collective's operation, else its kind.
+  // Borrowed from the image or static.
+  const char* CommandName(size_t function_index, uint32_t command) const;
 
  private:
   struct PreparedExecutable {

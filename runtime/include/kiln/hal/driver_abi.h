@@ -42,7 +42,7 @@
 extern "C" {
 #endif
 
-#define KILN_HAL_DRIVER_ABI_VERSION 2u
+#define KILN_HAL_DRIVER_ABI_VERSION 3u
 
 //===----------------------------------------------------------------------===//
 // Resources (reference counted objects)
@@ -180,6 +180,21 @@ typedef struct kiln_hal_device_vtable_t {
       const kiln_hal_binding_table_t* binding_tables);
   kiln_status_t (*queue_flush)(kiln_hal_device_t* device,
                                kiln_hal_queue_affinity_t affinity);
+  // Optional (NULL: the core answers UNIMPLEMENTED). Memory statistics and
+  // trimming of the device's buffer cache (hal.h, "Device memory").
+  kiln_status_t (*query_memory_stats)(kiln_hal_device_t* device,
+                                      kiln_hal_device_memory_stats_t* out_stats);
+  kiln_status_t (*trim)(kiln_hal_device_t* device);
+  // Optional (NULL: UNIMPLEMENTED). queue_execute that times each command
+  // into |profile| (never NULL; timings zeroed by the core) before it
+  // signals; same argument checks as queue_execute.
+  kiln_status_t (*queue_execute_profiled)(
+      kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
+      const kiln_hal_semaphore_list_t* wait,
+      const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
+      kiln_hal_command_buffer_t* const* command_buffers,
+      const kiln_hal_binding_table_t* binding_tables,
+      kiln_hal_execution_profile_t* profile);
 } kiln_hal_device_vtable_t;
 
 // Allocator ------------------------------------------------------------------

@@ -628,6 +628,86 @@ kiln_status_t kiln_hal_device_queue_execute(
 kiln_status_t kiln_hal_device_queue_flush(kiln_hal_device_t* device,
                                           kiln_hal_queue_affinity_t affinity);
 
+//===----------------------------------------------------------------------===//
+// Device memory
+//===----------------------------------------------------------------------===//
+// Drivers keep the storage of released buffers in a per-device cache and
+// hand it to the next allocation of the same size class, so that repeated
+// calls do not pay the system allocator (hipMalloc/hipFree, fresh host
+// pages). The device option `memory_limit=BYTES` (e.g. "local?memory_limit=1G",
+// "hip://0?memory_limit=512M") caps the bytes a device reserves, in use plus
+// cached; an allocation past it is RESOURCE_EXHAUSTED. Cached memory is freed
+// by kiln_hal_device_trim, when the limit needs room, when the system runs
+// out, and when the device is destroyed.
+
+typedef struct kiln_hal_device_memory_stats_t {
+  uint64_t bytes_in_use;         // storage of live buffers (whole blocks)
+  uint64_t bytes_cached;         // released storage kept for reuse
+  uint64_t bytes_limit;          // the memory_limit option; 0 when none
+  uint64_t peak_bytes_reserved;  // highest in use + cached so far
+  uint64_t system_allocations;   // blocks asked of the system
+  uint64_t system_frees;         // blocks given back to it
+  uint64_t cache_hits;           // allocations served from the cache
+} kiln_hal_device_memory_stats_t;
+
+// Statistics of the memory the device's allocator manages (buffers of the
+// device's own memory kind; drivers may leave out special kinds such as
+// managed memory). UNIMPLEMENTED for drivers without a cache.
+kiln_status_t kiln_hal_device_query_memory_stats(
+    kiln_hal_device_t* device, kiln_hal_device_memory_stats_t* out_stats);
+
+// Gives every cached block back to the system. Buffers in use are not
+// affected. UNIMPLEMENTED for drivers without a cache.
+kiln_status_t kiln_hal_device_trim(kiln_hal_device_t* device);
+
+//===----------------------------------------------------------------------===//
+// Profiling
+//===----------------------------------------------------------------------===//
+
+typedef enum kiln_hal_command_kind_e {
+  KILN_HAL_COMMAND_KIND_FILL = 0,
+  KILN_HAL_COMMAND_KIND_UPDATE,
+  KILN_HAL_COMMAND_KIND_COPY,
+  KILN_HAL_COMMAND_KIND_DISPATCH,
+  KILN_HAL_COMMAND_KIND_COLLECTIVE,
+} kiln_hal_command_kind_t;
+
+// How long one command of a profiled submission ran on the device.
+typedef struct kiln_hal_command_timing_t {
+  uint32_t command_buffer;  // index in the submission
+  // Index of the command in its command buffer, in recording order
+  // (barriers count but are never timed).
+  uint32_t command;
+  kiln_hal_command_kind_t kind;
+  uint32_t reserved;
+  uint64_t device_ns;  // from the command's start to its end on the device
+} kiln_hal_command_timing_t;
+
+// Filled by a profiled submission before its signal semaphores are
+// signalled. The caller owns it and keeps it alive until then.
+typedef struct kiln_hal_execution_profile_t {
+  uint32_t timing_capacity;             // entries |timings| can hold
+  uint32_t timing_count;                // commands timed (may exceed capacity)
+  kiln_hal_command_timing_t* timings;   // the first min(capacity, count)
+  // Device time of the whole submission: from the start of its first
+  // command to the end of its last (gaps between commands included).
+  uint64_t span_ns;
+} kiln_hal_execution_profile_t;
+
+// kiln_hal_device_queue_execute that also times every command (fill, update,
+// copy, dispatch, collective) on the device into |profile|. Profiling may
+// change how the work is issued (a driver that replays command buffers as
+// graphs issues them command by command, with events around each), so use
+// it to see where the time goes, not as the fast path. UNIMPLEMENTED for
+// drivers that cannot time commands.
+kiln_status_t kiln_hal_device_queue_execute_profiled(
+    kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
+    const kiln_hal_semaphore_list_t* wait, const kiln_hal_semaphore_list_t* signal,
+    uint32_t command_buffer_count,
+    kiln_hal_command_buffer_t* const* command_buffers,
+    const kiln_hal_binding_table_t* binding_tables,
+    kiln_hal_execution_profile_t* profile);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

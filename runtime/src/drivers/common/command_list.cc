@@ -193,4 +193,28 @@ kiln_status_t CommandList::resolve(const BufferRef& ref,
   return nullptr;
 }
 
+bool isTimedCommand(CommandKind kind) { return kind != CommandKind::Barrier; }
+
+void appendTiming(kiln_hal_execution_profile_t* profile, uint32_t commandBuffer,
+                  uint32_t command, CommandKind kind, uint64_t deviceNs) {
+  uint32_t index = profile->timing_count++;
+  if (index >= profile->timing_capacity) return;
+  kiln_hal_command_kind_t halKind = KILN_HAL_COMMAND_KIND_DISPATCH;
+  switch (kind) {
+    case CommandKind::Fill: halKind = KILN_HAL_COMMAND_KIND_FILL; break;
+    case CommandKind::Update: halKind = KILN_HAL_COMMAND_KIND_UPDATE; break;
+    case CommandKind::Copy: halKind = KILN_HAL_COMMAND_KIND_COPY; break;
+    case CommandKind::Dispatch: halKind = KILN_HAL_COMMAND_KIND_DISPATCH; break;
+    case CommandKind::Collective:
+      halKind = KILN_HAL_COMMAND_KIND_COLLECTIVE;
+      break;
+    case CommandKind::Barrier: break;  // never timed
+  }
+  kiln_hal_command_timing_t& timing = profile->timings[index];
+  timing.command_buffer = commandBuffer;
+  timing.command = command;
+  timing.kind = halKind;
+  timing.device_ns = deviceNs;
+}
+
 }  // namespace kiln::drivers

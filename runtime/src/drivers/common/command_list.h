@@ -56,6 +56,13 @@ struct Command {
   kiln_hal_collective_op_t op = {};
 };
 
+// Profiled submissions (queue_execute_profiled): the commands that get a
+// timing (all but barriers), and appending one to |profile| (the count goes
+// on past the capacity, so the caller learns how many there were).
+bool isTimedCommand(CommandKind kind);
+void appendTiming(kiln_hal_execution_profile_t* profile, uint32_t commandBuffer,
+                  uint32_t command, CommandKind kind, uint64_t deviceNs);
+
 // A range of a buffer's storage, resolved for one execution.
 struct StorageSpan {
   uint8_t* data = nullptr;

@@ -78,6 +78,9 @@ struct QueueOperation {
   std::vector<kiln_hal_command_buffer_t*> commandBuffers;  // retained
   // One resolved binding table per command buffer (buffers retained).
   std::vector<std::vector<kiln_hal_binding_t>> tables;
+  // Execute of queue_execute_profiled: where the timings go (the caller's,
+  // valid until the signal semaphores are signalled). Null otherwise.
+  kiln_hal_execution_profile_t* profile = nullptr;
 };
 
 // The queue of a device: operations in submission order, pushed by the

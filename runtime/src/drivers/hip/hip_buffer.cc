@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <new>
+#include <string>
 
 namespace kiln::hip {
 namespace {
@@ -32,7 +33,9 @@ const char* kindName(MemoryKind kind) {
 void destroyBuffer(kiln_hal_buffer_t* base) {
   HipBuffer* buffer = cast(base);
   uint8_t* storage = buffer->storage.exchange(nullptr);
-  if (storage) freeDetached(*buffer->context, buffer->kind, storage);
+  if (storage)
+    freeDetached(*buffer->context, buffer->kind, storage,
+                 buffer->base.byte_length);
   delete buffer;
 }
 
@@ -75,36 +78,72 @@ const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
                                                       allocateBufferFn};
 
 // Allocates |buffer|'s storage now (not the pool kind, which is
-// stream-ordered).
+// stream-ordered): device and pinned host memory from the device's block
+// caches, managed memory from the runtime.
 kiln_status_t allocateNow(HipBuffer* buffer) {
   const DeviceContext& context = *buffer->context;
-  Platform& platform = *context.platform;
-  size_t size = size_t(buffer->base.byte_length);
-  void* pointer = nullptr;
-  hipError_t error = hipSuccess;
-  const char* call = "";
+  uint8_t* storage = nullptr;
   switch (buffer->kind) {
     case MemoryKind::Device:
-    case MemoryKind::DevicePool:
-      call = "hipMalloc";
-      error = platform.malloc(&pointer, size);
+      KILN_HIP_RETURN_IF_ERROR(
+          context.deviceBlocks->allocate(buffer->base.byte_length, &storage));
       break;
+    case MemoryKind::DevicePool:  // allocated stream-ordered instead
+      return makeStatus(KILN_STATUS_INTERNAL,
+                        "pool buffers are allocated on the queue");
     case MemoryKind::Host:
-      call = "hipHostMalloc";
-      error = platform.hostMalloc(&pointer, size);
+      KILN_HIP_RETURN_IF_ERROR(
+          context.hostBlocks->allocate(buffer->base.byte_length, &storage));
       break;
-    case MemoryKind::Managed:
-      call = "hipMallocManaged";
-      error = platform.mallocManaged(&pointer, size);
+    case MemoryKind::Managed: {
+      size_t size = size_t(buffer->base.byte_length);
+      void* pointer = nullptr;
+      hipError_t error = context.platform->mallocManaged(&pointer, size);
+      if (error != hipSuccess)
+        return annotate(context.check(error, "hipMallocManaged",
+                                      KILN_STATUS_RESOURCE_EXHAUSTED),
+                        "allocating %zu bytes of %s memory", size,
+                        kindName(buffer->kind));
+      storage = static_cast<uint8_t*>(pointer);
       break;
+    }
   }
-  if (error != hipSuccess)
-    return annotate(context.check(error, call, KILN_STATUS_RESOURCE_EXHAUSTED),
-                    "allocating %zu bytes of %s memory", size,
-                    kindName(buffer->kind));
-  buffer->storage.store(static_cast<uint8_t*>(pointer),
-                        std::memory_order_release);
+  buffer->storage.store(storage, std::memory_order_release);
   return nullptr;
+}
+
+// A block cache backend over one of the platform's allocators. The
+// functions bind the device themselves: they run on whichever thread
+// allocates or releases.
+drivers::BlockCache::Backend cacheBackend(std::shared_ptr<Platform> platform,
+                                          int ordinal, bool host) {
+  drivers::BlockCache::Backend backend;
+  backend.alignment = host ? kPageAlignment : kDeviceAlignment;
+  backend.allocate = [platform, ordinal, host](uint64_t size,
+                                               std::string* error) {
+    void* pointer = nullptr;
+    hipError_t result = platform->setDevice(ordinal);
+    if (result == hipSuccess)
+      result = host ? platform->hostMalloc(&pointer, size_t(size))
+                    : platform->malloc(&pointer, size_t(size));
+    if (result != hipSuccess) {
+      kiln_status_t status =
+          platformError(*platform, result, KILN_STATUS_RESOURCE_EXHAUSTED,
+                        host ? "hipHostMalloc" : "hipMalloc");
+      *error = statusMessage(status);
+      freeStatus(status);
+      return static_cast<uint8_t*>(nullptr);
+    }
+    return static_cast<uint8_t*>(pointer);
+  };
+  backend.free = [platform, ordinal, host](uint8_t* block, uint64_t) {
+    if (platform->setDevice(ordinal) != hipSuccess) return;
+    if (host)
+      platform->hostFree(block);
+    else
+      platform->free(block);
+  };
+  return backend;
 }
 
 }  // namespace
@@ -222,16 +261,34 @@ kiln_status_t releaseStorage(HipBuffer* buffer, hipStream_t stream,
 }
 
 void freeDetached(const DeviceContext& context, MemoryKind kind,
-                  uint8_t* storage) {
-  kiln_status_t status = context.bind();
-  if (!status) {
-    // Pool memory freed outside stream order: hipFree waits for the device.
-    if (kind == MemoryKind::Host)
-      context.platform->hostFree(storage);
-    else
-      context.platform->free(storage);
+                  uint8_t* storage, kiln_device_size_t size) {
+  switch (kind) {
+    case MemoryKind::Device:
+      context.deviceBlocks->release(storage, size);
+      return;
+    case MemoryKind::Host:
+      context.hostBlocks->release(storage, size);
+      return;
+    case MemoryKind::DevicePool:
+    case MemoryKind::Managed:
+      break;
   }
+  kiln_status_t status = context.bind();
+  // Pool memory freed outside stream order: hipFree waits for the device.
+  if (!status) context.platform->free(storage);
   freeStatus(status);
+}
+
+void createBlockCaches(DeviceContext* context) {
+  std::string name = "hip://" + std::to_string(context->ordinal);
+  context->deviceBlocks = std::make_shared<drivers::BlockCache>(
+      *hostApi(), "device memory of " + name,
+      cacheBackend(context->platform, context->ordinal, /*host=*/false),
+      context->options.memoryLimit);
+  context->hostBlocks = std::make_shared<drivers::BlockCache>(
+      *hostApi(), "pinned host memory of " + name,
+      cacheBackend(context->platform, context->ordinal, /*host=*/true),
+      /*limit=*/0);
 }
 
 }  // namespace kiln::hip

@@ -67,7 +67,11 @@ kiln_status_t allocateStorage(HipBuffer* buffer, hipStream_t stream);
 kiln_status_t releaseStorage(HipBuffer* buffer, hipStream_t stream,
                              uint8_t** outDeferred);
 void freeDetached(const DeviceContext& context, MemoryKind kind,
-                  uint8_t* storage);
+                  uint8_t* storage, kiln_device_size_t size);
+
+// Makes |context|'s block caches (device memory capped by its memory_limit
+// option, and pinned host memory).
+void createBlockCaches(DeviceContext* context);
 
 }  // namespace kiln::hip
 

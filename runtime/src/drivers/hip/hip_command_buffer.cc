@@ -142,17 +142,23 @@ const kiln_hal_command_buffer_vtable_t kVTable = {
 
 // Issues the commands; hostBytes(index) gives the source of command
 // |index|'s host payload (its vector, or its pinned copy when capturing a
-// graph).
+// graph). With |timer| (profiling), timer->mark(index, end) records events
+// around each timed command.
 template <typename HostBytes>
 kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
                             const kiln_hal_binding_t* table,
-                            hipStream_t stream, HostBytes hostBytes) {
+                            hipStream_t stream, HostBytes hostBytes,
+                            CommandTimer* timer = nullptr) {
   const DeviceContext& context = *commandBuffer->context;
   Platform& platform = *context.platform;
   const drivers::CommandList& list = commandBuffer->list;
   const std::vector<Command>& commands = list.commands();
   for (size_t index = 0; index < commands.size(); ++index) {
     const Command& command = commands[index];
+    const bool timed = timer && drivers::isTimedCommand(command.kind);
+    if (timed)
+      KILN_HIP_RETURN_IF_ERROR(timer->mark(index, command.kind, stream,
+                                           /*end=*/false));
     kiln_status_t status = nullptr;
     switch (command.kind) {
       case CommandKind::Barrier:
@@ -296,6 +302,9 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
       }
     }
     if (status) return annotate(status, "command %zu", index);
+    if (timed)
+      KILN_HIP_RETURN_IF_ERROR(timer->mark(index, command.kind, stream,
+                                           /*end=*/true));
   }
   return nullptr;
 }
@@ -427,6 +436,19 @@ void collectiveComms(kiln_hal_command_buffer_t* base,
     for (const auto& other : *out) known = known || other == comm;
     if (!known) out->push_back(comm);
   }
+}
+
+kiln_status_t issueCommandBufferTimed(kiln_hal_command_buffer_t* base,
+                                      const kiln_hal_binding_t* table,
+                                      hipStream_t stream, CommandTimer* timer) {
+  HipCommandBuffer* commandBuffer = cast(base);
+  const std::vector<Command>& commands = commandBuffer->list.commands();
+  return issueCommands(
+      commandBuffer, table, stream,
+      [&commands](size_t index) {
+        return static_cast<const void*>(commands[index].bytes.data());
+      },
+      timer);
 }
 
 kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,

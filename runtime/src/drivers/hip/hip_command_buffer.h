@@ -28,6 +28,7 @@
 #include <memory>
 #include <vector>
 
+#include "drivers/common/command_list.h"
 #include "drivers/hip/hip_context.h"
 #include "kiln/hal/driver_abi.h"
 
@@ -57,6 +58,22 @@ void collectiveComms(kiln_hal_command_buffer_t* commandBuffer,
 kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* commandBuffer,
                                  const kiln_hal_binding_t* table,
                                  hipStream_t stream);
+
+// What profiled issuing calls around each timed command (all but
+// barriers): mark(index, kind, stream, false) before the command's work is
+// enqueued, mark(..., true) after. Implemented by the device.
+class CommandTimer {
+ public:
+  virtual ~CommandTimer() = default;
+  virtual kiln_status_t mark(size_t index, drivers::CommandKind kind,
+                             hipStream_t stream, bool end) = 0;
+};
+
+// issueCommandBuffer for a profiled submission: always command by command
+// (no graph), with |timer| marking each timed command.
+kiln_status_t issueCommandBufferTimed(kiln_hal_command_buffer_t* commandBuffer,
+                                      const kiln_hal_binding_t* table,
+                                      hipStream_t stream, CommandTimer* timer);
 
 }  // namespace kiln::hip
 

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/block_cache.h"
 #include "drivers/common/resource.h"
 #include "drivers/hip/hip_options.h"
 #include "drivers/hip/hip_platform.h"
@@ -55,6 +56,12 @@ struct DeviceContext {
   bool memoryPoolsSupported = false;
   bool managedMemorySupported = false;
   size_t totalMemory = 0;
+  // Block caches (drivers/common/block_cache.h) of the device's memory
+  // (hipMalloc, capped by the memory_limit option) and of pinned host
+  // memory (hipHostMalloc, the staging of transfers). Shared by the
+  // buffers, which give their storage back to them.
+  std::shared_ptr<drivers::BlockCache> deviceBlocks;
+  std::shared_ptr<drivers::BlockCache> hostBlocks;
 
   // Makes this device current on the calling thread.
   kiln_status_t bind() const {

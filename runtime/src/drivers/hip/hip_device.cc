@@ -42,6 +42,76 @@ struct Operation : drivers::QueueOperation {
   std::vector<std::shared_ptr<Comm>> comms;
 };
 
+// The timing events of a profiled submission: one pair around the whole
+// submission and one around each timed command. Owned by its Completion;
+// the events are read and destroyed once the submission's event completed.
+class SubmissionTimer final : public CommandTimer {
+ public:
+  explicit SubmissionTimer(const DeviceContext& context) : context(context) {}
+  ~SubmissionTimer() override {
+    for (hipEvent_t event : events) context.platform->eventDestroy(event);
+  }
+
+  // Command buffer |index| of the submission is issued next.
+  void setCommandBuffer(uint32_t index) { commandBuffer = index; }
+
+  kiln_status_t markSpan(hipStream_t stream, bool end) {
+    return record(stream, end ? &spanEnd : &spanStart);
+  }
+
+  kiln_status_t mark(size_t index, drivers::CommandKind kind,
+                     hipStream_t stream, bool end) override {
+    if (!end) commands.push_back({commandBuffer, uint32_t(index), kind});
+    return record(stream, end ? &commands.back().end : &commands.back().start);
+  }
+
+  // Writes the times into |profile| (the submission completed).
+  kiln_status_t collect(kiln_hal_execution_profile_t* profile) {
+    for (const Timed& timed : commands) {
+      float ms = 0;
+      KILN_HIP_RETURN_IF_ERROR(context.check(
+          context.platform->eventElapsedTime(&ms, timed.start, timed.end),
+          "hipEventElapsedTime"));
+      drivers::appendTiming(profile, timed.commandBuffer, timed.command,
+                            timed.kind, uint64_t(double(ms) * 1e6));
+    }
+    if (spanStart && spanEnd) {
+      float ms = 0;
+      KILN_HIP_RETURN_IF_ERROR(context.check(
+          context.platform->eventElapsedTime(&ms, spanStart, spanEnd),
+          "hipEventElapsedTime"));
+      profile->span_ns = uint64_t(double(ms) * 1e6);
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Timed {
+    uint32_t commandBuffer;
+    uint32_t command;
+    drivers::CommandKind kind;
+    hipEvent_t start = nullptr;
+    hipEvent_t end = nullptr;
+  };
+
+  kiln_status_t record(hipStream_t stream, hipEvent_t* out) {
+    hipEvent_t event = nullptr;
+    KILN_HIP_RETURN_IF_ERROR(context.check(
+        context.platform->timingEventCreate(&event), "hipEventCreate (timing)"));
+    events.push_back(event);
+    *out = event;
+    return context.check(context.platform->eventRecord(event, stream),
+                         "hipEventRecord (timing)");
+  }
+
+  const DeviceContext& context;
+  std::vector<hipEvent_t> events;  // every event made, to destroy
+  uint32_t commandBuffer = 0;
+  std::vector<Timed> commands;
+  hipEvent_t spanStart = nullptr;
+  hipEvent_t spanEnd = nullptr;
+};
+
 // An issued operation waiting for the device.
 struct Completion {
   std::unique_ptr<Operation> operation;
@@ -49,8 +119,10 @@ struct Completion {
   // Launched after |event| when the operation has collectives.
   std::shared_ptr<StreamNotification> notification;
   kiln_status_t status = nullptr;    // issue failure (owned)
+  std::unique_ptr<SubmissionTimer> timer;  // profiled submissions
   uint8_t* deferredFree = nullptr;   // dealloca'd storage to free after
   MemoryKind deferredKind = MemoryKind::Device;
+  kiln_device_size_t deferredSize = 0;
 };
 
 struct HipDevice {
@@ -76,6 +148,8 @@ struct HipDevice {
   kiln_status_t resolveWaits(const Operation& operation);
   kiln_status_t issue(Operation& operation, Completion* completion);
   void finish(Completion& completion);
+  // Waits for |event| (spinWaitUs of polling, then a blocking wait).
+  hipError_t waitForEvent(hipEvent_t event);
 };
 
 HipDevice* cast(kiln_hal_device_t* device) {
@@ -126,9 +200,10 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
       HipBuffer* buffer = asHipBuffer(operation.buffer);
       if (!buffer->queueAllocated) return nullptr;
       completion->deferredKind = buffer->kind;
+      completion->deferredSize = buffer->base.byte_length;
       return releaseStorage(buffer, stream, &completion->deferredFree);
     }
-    case OperationKind::Execute:
+    case OperationKind::Execute: {
       if (operation.injectFailure)
         return makeStatus(
             KILN_STATUS_ABORTED,
@@ -136,15 +211,31 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
             "launches of submission %llu to hip://%d failed",
             (unsigned long long)context->options.injectFailureEvery,
             (unsigned long long)operation.sequence, context->ordinal);
+      SubmissionTimer* timer = nullptr;
+      if (operation.profile) {
+        completion->timer = std::make_unique<SubmissionTimer>(*context);
+        timer = completion->timer.get();
+        KILN_HIP_RETURN_IF_ERROR(timer->markSpan(stream, /*end=*/false));
+      }
       for (size_t i = 0; i < operation.commandBuffers.size(); ++i) {
-        kiln_status_t status = issueCommandBuffer(
-            operation.commandBuffers[i], operation.tables[i].data(), stream);
+        kiln_status_t status = nullptr;
+        if (timer) {
+          timer->setCommandBuffer(uint32_t(i));
+          status = issueCommandBufferTimed(operation.commandBuffers[i],
+                                           operation.tables[i].data(), stream,
+                                           timer);
+        } else {
+          status = issueCommandBuffer(operation.commandBuffers[i],
+                                      operation.tables[i].data(), stream);
+        }
         if (status)
           return annotate(status, "command buffer %zu of a submission to "
                                   "hip://%d",
                           i, context->ordinal);
       }
+      if (timer) return timer->markSpan(stream, /*end=*/true);
       return nullptr;
+    }
   }
   return nullptr;
 }
@@ -225,13 +316,18 @@ void HipDevice::finish(Completion& completion) {
     completion.event.reset();
     completion.notification.reset();
   } else if (completion.event) {
-    hipError_t error = ctx.platform->eventSynchronize(completion.event->get());
+    hipError_t error = waitForEvent(completion.event->get());
     if (error != hipSuccess && !status)
       status = annotate(ctx.check(error, "hipEventSynchronize",
                                   KILN_STATUS_ABORTED),
                         "the device failed while running a submission");
     completion.event.reset();
   }
+  if (completion.timer && !status)
+    status = annotate(completion.timer->collect(operation.profile),
+                      "reading the profile of a submission to hip://%d",
+                      ctx.ordinal);
+  completion.timer.reset();
   // Waits satisfied on the device (stream waits on events) complete before
   // their signalling submission's host signal; wait for it here so that a
   // failure there reaches this submission's signals too.
@@ -252,7 +348,8 @@ void HipDevice::finish(Completion& completion) {
     }
   }
   if (completion.deferredFree)
-    freeDetached(ctx, completion.deferredKind, completion.deferredFree);
+    freeDetached(ctx, completion.deferredKind, completion.deferredFree,
+                 completion.deferredSize);
   // Signal after releasing the operation's references, so that a waiter
   // sees the resources it handed over released.
   SemaphoreList signal;
@@ -261,6 +358,22 @@ void HipDevice::finish(Completion& completion) {
   completion.operation.reset();
   drivers::signalOrFail(*hostApi(), signal, status);
   freeStatus(status);
+}
+
+hipError_t HipDevice::waitForEvent(hipEvent_t event) {
+  // Poll first: the end of short work is seen within microseconds, where
+  // the blocking wait sleeps until the driver's interrupt. Yielding keeps
+  // the poll polite to other threads on the core.
+  Platform& platform = *context->platform;
+  const kiln_time_t spinUntil =
+      timeNow() + kiln_time_t(context->options.spinWaitUs) * 1000;
+  while (true) {
+    hipError_t error = platform.eventQuery(event);
+    if (error != hipErrorNotReady) return error;
+    if (timeNow() >= spinUntil) break;
+    std::this_thread::yield();
+  }
+  return platform.eventSynchronize(event);
 }
 
 void HipDevice::completionMain() {
@@ -313,6 +426,9 @@ void destroy(kiln_hal_device_t* base) {
     if (!status) device->context->platform->streamDestroy(device->stream);
     freeStatus(status);
   }
+  // Buffers that outlive the device free their storage directly.
+  context.deviceBlocks->close();
+  context.hostBlocks->close();
   {
     DriverShared& shared = *context.driver;
     std::lock_guard<std::mutex> lock(shared.mutex);
@@ -413,12 +529,13 @@ kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   return nullptr;
 }
 
-kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
-                           const kiln_hal_semaphore_list_t* wait,
-                           const kiln_hal_semaphore_list_t* signal,
-                           uint32_t commandBufferCount,
-                           kiln_hal_command_buffer_t* const* commandBuffers,
-                           const kiln_hal_binding_table_t* bindingTables) {
+kiln_status_t queueExecuteProfiled(
+    kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t commandBufferCount,
+    kiln_hal_command_buffer_t* const* commandBuffers,
+    const kiln_hal_binding_table_t* bindingTables,
+    kiln_hal_execution_profile_t* profile) {
   HipDevice* device = cast(base);
   auto operation =
       std::make_unique<Operation>(OperationKind::Execute, *wait, *signal);
@@ -435,6 +552,7 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
     operation->addCommandBuffer(commandBuffers[i]);
     collectiveComms(commandBuffers[i], &operation->comms);
   }
+  operation->profile = profile;
   operation->sequence = ++device->executeCount;
   uint64_t every = device->context->options.injectFailureEvery;
   operation->injectFailure = every != 0 && operation->sequence % every == 0;
@@ -442,8 +560,32 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   return nullptr;
 }
 
+kiln_status_t queueExecute(kiln_hal_device_t* base,
+                           kiln_hal_queue_affinity_t affinity,
+                           const kiln_hal_semaphore_list_t* wait,
+                           const kiln_hal_semaphore_list_t* signal,
+                           uint32_t commandBufferCount,
+                           kiln_hal_command_buffer_t* const* commandBuffers,
+                           const kiln_hal_binding_table_t* bindingTables) {
+  return queueExecuteProfiled(base, affinity, wait, signal, commandBufferCount,
+                              commandBuffers, bindingTables, nullptr);
+}
+
 kiln_status_t queueFlush(kiln_hal_device_t*, kiln_hal_queue_affinity_t) {
   return nullptr;  // operations are issued as soon as their waits allow
+}
+
+kiln_status_t queryMemoryStats(kiln_hal_device_t* base,
+                               kiln_hal_device_memory_stats_t* outStats) {
+  cast(base)->context->deviceBlocks->stats(outStats);
+  return nullptr;
+}
+
+kiln_status_t trim(kiln_hal_device_t* base) {
+  const DeviceContext& context = *cast(base)->context;
+  context.deviceBlocks->trim();
+  context.hostBlocks->trim();
+  return nullptr;
 }
 
 const kiln_hal_device_vtable_t kVTable = {
@@ -459,6 +601,9 @@ const kiln_hal_device_vtable_t kVTable = {
     queueDealloca,
     queueExecute,
     queueFlush,
+    queryMemoryStats,
+    trim,
+    queueExecuteProfiled,
 };
 
 }  // namespace

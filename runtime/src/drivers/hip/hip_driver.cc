@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "drivers/hip/hip_buffer.h"
 #include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_context.h"
 #include "drivers/hip/hip_device.h"
@@ -124,6 +125,7 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
   KILN_HIP_RETURN_IF_ERROR(context->check(
       platform.memGetInfo(&freeBytes, &totalBytes), "hipMemGetInfo"));
   context->totalMemory = totalBytes;
+  createBlockCaches(context.get());
   DriverShared& shared = *driver->shared;
   {
     // Counted before createDevice so that its destroy can uncount it.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "drivers/common/block_cache.h"
 #include "drivers/hip/status_util.h"
 
 namespace kiln::hip {
@@ -12,7 +13,7 @@ namespace {
 
 constexpr const char* kAcceptedKeys =
     "graphs=0|1, memory_pools=0|1, inject_failure=N, collective_checks=0|1, "
-    "peer_access=0|1";
+    "peer_access=0|1, memory_limit=BYTES, spin_wait_us=N";
 
 bool parseBool(const std::string& text, bool* out) {
   for (const char* word : {"1", "on", "true", "yes"})
@@ -46,6 +47,12 @@ kiln_status_t apply(const std::string& key, const std::string& value,
     ok = parseBool(value, &options->collectiveChecks);
   } else if (key == "peer_access") {
     ok = parseBool(value, &options->peerAccess);
+  } else if (key == "memory_limit") {
+    ok = drivers::parseByteSize(value, &options->memoryLimit);
+    expected = "a byte count, e.g. 1073741824, 512M or 8G (0: no limit)";
+  } else if (key == "spin_wait_us") {
+    ok = parseCount(value, &options->spinWaitUs);
+    expected = "N microseconds to poll for completed work before sleeping";
   } else if (key == "inject_failure") {
     ok = parseCount(value, &options->injectFailureEvery);
     expected = "N, to fail every N-th queue_execute of the device (0: never)";
@@ -79,6 +86,8 @@ kiln_status_t readEnvironmentOptions(DeviceOptions* options) {
       {"KILN_HIP_INJECT_FAILURE", "inject_failure"},
       {"KILN_HIP_COLLECTIVE_CHECKS", "collective_checks"},
       {"KILN_HIP_PEER_ACCESS", "peer_access"},
+      {"KILN_HIP_MEMORY_LIMIT", "memory_limit"},
+      {"KILN_HIP_SPIN_WAIT_US", "spin_wait_us"},
   };
   *options = DeviceOptions();
   for (const Variable& variable : kVariables) {
@@ -92,23 +101,16 @@ kiln_status_t readEnvironmentOptions(DeviceOptions* options) {
 
 kiln_status_t parseDeviceOptions(const char* query, DeviceOptions* options) {
   std::string text = query ? query : "";
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('&', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string item = text.substr(begin, end - begin);
-    begin = end + 1;
-    if (item.empty()) continue;  // "a=1&&b=0", a trailing '&'
-    size_t equals = item.find('=');
-    if (equals == std::string::npos || equals == 0)
-      return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                        "device options '%s': '%s' is not key=value; "
-                        "accepted: %s",
-                        text.c_str(), item.c_str(), kAcceptedKeys);
-    KILN_HIP_RETURN_IF_ERROR(apply(item.substr(0, equals),
-                                   item.substr(equals + 1),
+  std::vector<std::pair<std::string, std::string>> items;
+  std::string bad;
+  if (!drivers::splitDeviceOptions(text, &items, &bad))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "device options '%s': '%s' is not key=value; "
+                      "accepted: %s",
+                      text.c_str(), bad.c_str(), kAcceptedKeys);
+  for (const auto& item : items)
+    KILN_HIP_RETURN_IF_ERROR(apply(item.first, item.second,
                                    "device options '" + text + "'", options));
-  }
   return nullptr;
 }
 

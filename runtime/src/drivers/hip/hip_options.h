@@ -7,6 +7,8 @@
 //   inject_failure      $KILN_HIP_INJECT_FAILURE=0   N: every N-th queue_execute fails (0: never)
 //   collective_checks   $KILN_HIP_COLLECTIVE_CHECKS=0  0|1: compare collective arguments across ranks
 //   peer_access         $KILN_HIP_PEER_ACCESS=1      0|1: enable peer access to the process's other hip devices
+//   memory_limit        $KILN_HIP_MEMORY_LIMIT=0     BYTES (512M, 8G): cap on device memory reserved, in use + cached (0: none)
+//   spin_wait_us        $KILN_HIP_SPIN_WAIT_US=2000  N: poll completed work for up to N us before a blocking wait
 //
 // Booleans accept 1/0, on/off, true/false, yes/no. The platform
 // ($KILN_HIP_PLATFORM and the library paths) is chosen once per driver and
@@ -42,6 +44,14 @@ struct DeviceOptions {
   // Enable peer access between this device and the other hip devices the
   // process has open.
   bool peerAccess = true;
+  // Cap on the device memory the device's block cache reserves (buffers in
+  // use plus cached storage); 0 for none.
+  uint64_t memoryLimit = 0;
+  // How long the completion thread polls a submission's event before it
+  // blocks on it. Polling sees the end of short work within microseconds;
+  // a blocking wait sleeps until the driver's interrupt, tens of
+  // microseconds later, but frees the core during long work.
+  uint64_t spinWaitUs = 2000;
 };
 
 // The defaults: DeviceOptions{} overridden by the environment variables.

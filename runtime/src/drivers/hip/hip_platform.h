@@ -140,6 +140,11 @@ class Platform {
   virtual hipError_t eventRecord(hipEvent_t event, hipStream_t stream) = 0;
   virtual hipError_t eventSynchronize(hipEvent_t event) = 0;
   virtual hipError_t eventQuery(hipEvent_t event) = 0;
+  // Events that keep timestamps (for profiling; default flags), and the
+  // milliseconds between two of them once both completed.
+  virtual hipError_t timingEventCreate(hipEvent_t* event) = 0;
+  virtual hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
+                                      hipEvent_t end) = 0;
 
   // Transfers (unified addressing: the direction comes from the pointers).
   virtual hipError_t memcpyAsync(void* target, const void* source,

@@ -203,6 +203,13 @@ class AmdPlatform final : public Platform {
   hipError_t eventQuery(hipEvent_t event) override {
     return api.hipEventQuery(event);
   }
+  hipError_t timingEventCreate(hipEvent_t* event) override {
+    return api.hipEventCreateWithFlags(event, 0);
+  }
+  hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
+                              hipEvent_t end) override {
+    return api.hipEventElapsedTime(milliseconds, start, end);
+  }
 
   hipError_t memcpyAsync(void* target, const void* source, size_t size,
                          hipStream_t stream) override {

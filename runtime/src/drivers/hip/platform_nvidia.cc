@@ -287,6 +287,13 @@ class NvidiaPlatform final : public Platform {
   hipError_t eventQuery(hipEvent_t event) override {
     return api.cuEventQuery(event);
   }
+  hipError_t timingEventCreate(hipEvent_t* event) override {
+    return api.cuEventCreate(event, 0);
+  }
+  hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
+                              hipEvent_t end) override {
+    return api.cuEventElapsedTime(milliseconds, start, end);
+  }
 
   hipError_t memcpyAsync(void* target, const void* source, size_t size,
                          hipStream_t stream) override {

@@ -1,6 +1,7 @@
 #include "drivers/local/local_buffer.h"
 
 #include <new>
+#include <string>
 
 #include "base/memory.h"
 
@@ -49,11 +50,16 @@ void destroyAllocator(kiln_hal_allocator_t*) {
   // Owned by the device; never destroyed through its reference count.
 }
 
-kiln_status_t allocateBuffer(kiln_hal_allocator_t*,
+kiln_status_t allocateBuffer(kiln_hal_allocator_t* base,
                              const kiln_hal_buffer_params_t* params,
                              kiln_device_size_t size,
                              kiln_hal_buffer_t** outBuffer) {
-  return createBuffer(params, size, /*allocateNow=*/true, outBuffer);
+  return createBuffer(reinterpret_cast<LocalAllocator*>(base)->blocks, params,
+                      size, /*allocateNow=*/true, outBuffer);
+}
+
+bool fromCache(const LocalBuffer& buffer) {
+  return buffer.alignment <= buffer.blocks->alignment();
 }
 
 const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
@@ -61,8 +67,25 @@ const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
 
 }  // namespace
 
-void initializeAllocator(LocalAllocator* allocator) {
+void initializeAllocator(std::shared_ptr<drivers::BlockCache> blocks,
+                         LocalAllocator* allocator) {
   kiln_hal_resource_initialize(&kAllocatorVTable, &allocator->base.resource);
+  allocator->blocks = std::move(blocks);
+}
+
+std::shared_ptr<drivers::BlockCache> createBlockCache(uint32_t ordinal,
+                                                      uint64_t limit) {
+  drivers::BlockCache::Backend backend;
+  backend.alignment = 256;
+  backend.allocate = [](uint64_t size, std::string* error) {
+    void* block = size > SIZE_MAX ? nullptr : alignedAlloc(size_t(size), 256);
+    if (!block) *error = "out of host memory";
+    return static_cast<uint8_t*>(block);
+  };
+  backend.free = [](uint8_t* block, uint64_t) { alignedFree(block); };
+  return std::make_shared<drivers::BlockCache>(
+      *kiln_hal_host_api(), "memory of local://" + std::to_string(ordinal),
+      std::move(backend), limit);
 }
 
 LocalBuffer* asLocalBuffer(kiln_hal_buffer_t* buffer) {
@@ -70,7 +93,8 @@ LocalBuffer* asLocalBuffer(kiln_hal_buffer_t* buffer) {
   return cast(buffer);
 }
 
-kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
+kiln_status_t createBuffer(std::shared_ptr<drivers::BlockCache> blocks,
+                           const kiln_hal_buffer_params_t* params,
                            kiln_device_size_t size, bool allocateNow,
                            kiln_hal_buffer_t** outBuffer) {
   size_t alignment = params->min_alignment ? size_t(params->min_alignment)
@@ -95,6 +119,7 @@ kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
                              params->usage, &buffer->base);
   buffer->alignment = alignment;
   buffer->queueAllocated = !allocateNow;
+  buffer->blocks = std::move(blocks);
   if (allocateNow) {
     kiln_status_t status = allocateStorage(buffer);
     if (status) {
@@ -108,18 +133,30 @@ kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
 
 kiln_status_t allocateStorage(LocalBuffer* buffer) {
   if (buffer->storage.load(std::memory_order_acquire)) return nullptr;
-  auto* storage = static_cast<uint8_t*>(
-      alignedAlloc(size_t(buffer->base.byte_length), buffer->alignment));
-  if (!storage)
-    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
-                            "out of host memory allocating %llu bytes",
-                            (unsigned long long)buffer->base.byte_length);
+  uint8_t* storage = nullptr;
+  if (fromCache(*buffer)) {
+    KILN_RETURN_IF_ERROR(
+        buffer->blocks->allocate(buffer->base.byte_length, &storage));
+  } else {
+    storage = static_cast<uint8_t*>(
+        alignedAlloc(size_t(buffer->base.byte_length), buffer->alignment));
+    if (!storage)
+      return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                              "out of host memory allocating %llu bytes",
+                              (unsigned long long)buffer->base.byte_length);
+  }
   buffer->storage.store(storage, std::memory_order_release);
   return nullptr;
 }
 
 void freeStorage(LocalBuffer* buffer) {
-  alignedFree(buffer->storage.exchange(nullptr, std::memory_order_acq_rel));
+  uint8_t* storage =
+      buffer->storage.exchange(nullptr, std::memory_order_acq_rel);
+  if (!storage) return;
+  if (fromCache(*buffer))
+    buffer->blocks->release(storage, buffer->base.byte_length);
+  else
+    alignedFree(storage);
 }
 
 }  // namespace kiln::local

@@ -1,6 +1,11 @@
 // Buffers and the allocator of the local driver: host memory (64-byte
 // aligned by default), always device local, host visible and coherent.
 //
+// Storage comes from the device's block cache (drivers/common/block_cache.h)
+// and goes back to it when the buffer is destroyed or dealloca'd, so that
+// repeated calls reuse warm pages instead of faulting in fresh ones.
+// Alignments above the cache's 256 bytes are allocated directly.
+//
 // A buffer made by queue_alloca has no storage until its alloca runs on the
 // queue and loses it when its dealloca runs; storage is an atomic pointer so
 // the queue thread may set it while other threads query it. Thread-safe.
@@ -9,7 +14,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
+#include "drivers/common/block_cache.h"
 #include "kiln/hal/driver_abi.h"
 
 namespace kiln::local {
@@ -19,22 +26,32 @@ struct LocalBuffer {
   std::atomic<uint8_t*> storage{nullptr};
   size_t alignment = 64;
   bool queueAllocated = false;
+  // The cache of the device that made the buffer (kept alive by it).
+  std::shared_ptr<drivers::BlockCache> blocks;
 };
 
 // The allocator of one device (owned by it; never released by users).
 struct LocalAllocator {
   kiln_hal_allocator_t base;
+  std::shared_ptr<drivers::BlockCache> blocks;
 };
 
-void initializeAllocator(LocalAllocator* allocator);
+void initializeAllocator(std::shared_ptr<drivers::BlockCache> blocks,
+                         LocalAllocator* allocator);
+
+// The block cache of device local://|ordinal|: host memory, reserving at
+// most |limit| bytes (0: no limit).
+std::shared_ptr<drivers::BlockCache> createBlockCache(uint32_t ordinal,
+                                                      uint64_t limit);
 
 // Returns the local buffer behind |buffer|, or nullptr if another driver
 // made it.
 LocalBuffer* asLocalBuffer(kiln_hal_buffer_t* buffer);
 
-// Creates a buffer with storage when |allocateNow|, else an empty one for
-// queue_alloca (then allocateStorage runs on the queue).
-kiln_status_t createBuffer(const kiln_hal_buffer_params_t* params,
+// Creates a buffer with storage from |blocks| when |allocateNow|, else an
+// empty one for queue_alloca (then allocateStorage runs on the queue).
+kiln_status_t createBuffer(std::shared_ptr<drivers::BlockCache> blocks,
+                           const kiln_hal_buffer_params_t* params,
                            kiln_device_size_t size, bool allocateNow,
                            kiln_hal_buffer_t** outBuffer);
 kiln_status_t allocateStorage(LocalBuffer* buffer);

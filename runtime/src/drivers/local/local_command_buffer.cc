@@ -245,13 +245,20 @@ kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* base,
 kiln_status_t executeCommandBuffer(kiln_hal_command_buffer_t* base,
                                    const kiln_hal_binding_t* table,
                                    ThreadPool& pool,
-                                   const std::function<bool()>& cancelled) {
+                                   const std::function<bool()>& cancelled,
+                                   kiln_hal_execution_profile_t* profile,
+                                   uint32_t commandBufferIndex) {
   const drivers::CommandList& list = cast(base)->list;
   const std::vector<Command>& commands = list.commands();
   for (size_t i = 0; i < commands.size(); ++i) {
+    kiln_time_t start = profile ? kiln_time_now() : 0;
     kiln_status_t status =
         runCommand(list, commands[i], table, pool, cancelled);
     if (status) return kiln_status_annotate(status, "command %zu", i);
+    if (profile && drivers::isTimedCommand(commands[i].kind))
+      drivers::appendTiming(profile, commandBufferIndex, uint32_t(i),
+                            commands[i].kind,
+                            uint64_t(kiln_time_now() - start));
   }
   return nullptr;
 }

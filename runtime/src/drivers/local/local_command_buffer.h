@@ -29,10 +29,14 @@ kiln_status_t validateBindingTable(kiln_hal_command_buffer_t* commandBuffer,
 // Runs the commands. |table| has been validated (lengths resolved).
 // |cancelled| is polled by commands that wait for other devices
 // (collectives), so that destroying the device does not hang.
+// Runs the commands on the host; with |profile| (a profiled submission),
+// appends each command's wall time, as command buffer |commandBufferIndex|.
 kiln_status_t executeCommandBuffer(kiln_hal_command_buffer_t* commandBuffer,
                                    const kiln_hal_binding_t* table,
                                    ThreadPool& pool,
-                                   const std::function<bool()>& cancelled);
+                                   const std::function<bool()>& cancelled,
+                                   kiln_hal_execution_profile_t* profile,
+                                   uint32_t commandBufferIndex);
 
 }  // namespace kiln::local
 

@@ -29,6 +29,7 @@ struct LocalDevice {
   uint32_t ordinal = 0;
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<CollectiveHub> hub;
+  std::shared_ptr<drivers::BlockCache> blocks;
   LocalAllocator allocator;
 
   drivers::OperationQueue<Operation> queue;
@@ -78,18 +79,23 @@ kiln_status_t LocalDevice::run(Operation& operation) {
       if (buffer->queueAllocated) freeStorage(buffer);
       return nullptr;
     }
-    case OperationKind::Execute:
+    case OperationKind::Execute: {
+      kiln_time_t start = kiln_time_now();
       for (size_t i = 0; i < operation.commandBuffers.size(); ++i) {
         const auto& table = operation.tables[i];
         kiln_status_t status = executeCommandBuffer(
             operation.commandBuffers[i], table.data(), *pool,
-            [this] { return queue.isStopping(); });
+            [this] { return queue.isStopping(); }, operation.profile,
+            uint32_t(i));
         if (status)
           return kiln_status_annotate(status, "command buffer %zu of a "
                                               "submission to local://%u",
                                       i, ordinal);
       }
+      if (operation.profile)
+        operation.profile->span_ns = uint64_t(kiln_time_now() - start);
       return nullptr;
+    }
   }
   return nullptr;
 }
@@ -110,6 +116,8 @@ void destroy(kiln_hal_device_t* base) {
   LocalDevice* device = cast(base);
   device->queue.stop();
   device->thread.join();
+  // Buffers that outlive the device free their storage directly.
+  device->blocks->close();
   kiln_hal_driver_t* driver = device->driver;
   delete device;
   kiln_hal_driver_release(driver);
@@ -163,8 +171,8 @@ kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
                           kiln_device_size_t size,
                           kiln_hal_buffer_t** outBuffer) {
   kiln_hal_buffer_t* buffer = nullptr;
-  KILN_RETURN_IF_ERROR(createBuffer(params, size, /*allocateNow=*/false,
-                                    &buffer));
+  KILN_RETURN_IF_ERROR(createBuffer(cast(base)->blocks, params, size,
+                                    /*allocateNow=*/false, &buffer));
   auto operation =
       std::make_unique<Operation>(OperationKind::Alloca, *wait, *signal);
   operation->setBuffer(buffer);
@@ -188,12 +196,13 @@ kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   return nullptr;
 }
 
-kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
-                           const kiln_hal_semaphore_list_t* wait,
-                           const kiln_hal_semaphore_list_t* signal,
-                           uint32_t commandBufferCount,
-                           kiln_hal_command_buffer_t* const* commandBuffers,
-                           const kiln_hal_binding_table_t* bindingTables) {
+kiln_status_t queueExecuteProfiled(
+    kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t commandBufferCount,
+    kiln_hal_command_buffer_t* const* commandBuffers,
+    const kiln_hal_binding_table_t* bindingTables,
+    kiln_hal_execution_profile_t* profile) {
   auto operation =
       std::make_unique<Operation>(OperationKind::Execute, *wait, *signal);
   for (uint32_t i = 0; i < commandBufferCount; ++i) {
@@ -207,12 +216,35 @@ kiln_status_t queueExecute(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   }
   for (uint32_t i = 0; i < commandBufferCount; ++i)
     operation->addCommandBuffer(commandBuffers[i]);
+  operation->profile = profile;
   cast(base)->queue.push(std::move(operation));
   return nullptr;
 }
 
+kiln_status_t queueExecute(kiln_hal_device_t* base,
+                           kiln_hal_queue_affinity_t affinity,
+                           const kiln_hal_semaphore_list_t* wait,
+                           const kiln_hal_semaphore_list_t* signal,
+                           uint32_t commandBufferCount,
+                           kiln_hal_command_buffer_t* const* commandBuffers,
+                           const kiln_hal_binding_table_t* bindingTables) {
+  return queueExecuteProfiled(base, affinity, wait, signal, commandBufferCount,
+                              commandBuffers, bindingTables, nullptr);
+}
+
 kiln_status_t queueFlush(kiln_hal_device_t*, kiln_hal_queue_affinity_t) {
   return nullptr;  // operations are issued as soon as they are enqueued
+}
+
+kiln_status_t queryMemoryStats(kiln_hal_device_t* base,
+                               kiln_hal_device_memory_stats_t* outStats) {
+  cast(base)->blocks->stats(outStats);
+  return nullptr;
+}
+
+kiln_status_t trim(kiln_hal_device_t* base) {
+  cast(base)->blocks->trim();
+  return nullptr;
 }
 
 const kiln_hal_device_vtable_t kVTable = {
@@ -228,6 +260,9 @@ const kiln_hal_device_vtable_t kVTable = {
     queueDealloca,
     queueExecute,
     queueFlush,
+    queryMemoryStats,
+    trim,
+    queueExecuteProfiled,
 };
 
 }  // namespace
@@ -235,7 +270,7 @@ const kiln_hal_device_vtable_t kVTable = {
 kiln_status_t createDevice(kiln_hal_driver_t* driver, uint32_t ordinal,
                            std::shared_ptr<ThreadPool> pool,
                            std::shared_ptr<CollectiveHub> hub,
-                           kiln_hal_device_t** outDevice) {
+                           uint64_t memoryLimit, kiln_hal_device_t** outDevice) {
   auto* device = new (std::nothrow) LocalDevice();
   if (!device)
     return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
@@ -247,7 +282,8 @@ kiln_status_t createDevice(kiln_hal_driver_t* driver, uint32_t ordinal,
   device->ordinal = ordinal;
   device->pool = std::move(pool);
   device->hub = std::move(hub);
-  initializeAllocator(&device->allocator);
+  device->blocks = createBlockCache(ordinal, memoryLimit);
+  initializeAllocator(device->blocks, &device->allocator);
   device->thread = std::thread([device] { device->queueMain(); });
   *outDevice = &device->base;
   return nullptr;

@@ -20,11 +20,12 @@
 namespace kiln::local {
 
 // |driver| is retained by the device. |pool| and |hub| are shared by all
-// devices of the driver.
+// devices of the driver. |memoryLimit| caps the bytes the device's block
+// cache reserves (0: no limit).
 kiln_status_t createDevice(kiln_hal_driver_t* driver, uint32_t ordinal,
                            std::shared_ptr<ThreadPool> pool,
                            std::shared_ptr<CollectiveHub> hub,
-                           kiln_hal_device_t** outDevice);
+                           uint64_t memoryLimit, kiln_hal_device_t** outDevice);
 
 }  // namespace kiln::local
 

@@ -6,9 +6,13 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/memory.h"
+#include "drivers/common/block_cache.h"
 #include "base/thread_pool.h"
 #include "drivers/local/local_collective.h"
 #include "drivers/local/local_device.h"
@@ -56,11 +60,27 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
                              const char* options,
                              kiln_hal_device_t** outDevice) {
   LocalDriver* driver = cast(base);
-  if (options[0] != '\0')
+  std::vector<std::pair<std::string, std::string>> items;
+  std::string bad;
+  uint64_t memoryLimit = 0;
+  if (!drivers::splitDeviceOptions(options, &items, &bad))
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "local://%u?%s: the local driver takes no device "
-                            "options",
-                            ordinal, options);
+                            "local://%u?%s: '%s' is not key=value; accepted: "
+                            "memory_limit=BYTES",
+                            ordinal, options, bad.c_str());
+  for (const auto& item : items) {
+    if (item.first != "memory_limit")
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "local://%u?%s: unknown local device option "
+                              "'%s'; accepted: memory_limit=BYTES",
+                              ordinal, options, item.first.c_str());
+    if (!drivers::parseByteSize(item.second, &memoryLimit))
+      return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                              "local://%u?%s: bad value '%s' for "
+                              "memory_limit: expected a byte count, e.g. "
+                              "1048576, 512M or 8G (0: no limit)",
+                              ordinal, options, item.second.c_str());
+  }
   if (ordinal >= driver->deviceCount)
     return kiln_make_status(KILN_STATUS_NOT_FOUND,
                             "local://%u does not exist: the local driver has "
@@ -77,7 +97,8 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
     }
     pool = driver->pool;
   }
-  return createDevice(base, ordinal, std::move(pool), driver->hub, outDevice);
+  return createDevice(base, ordinal, std::move(pool), driver->hub,
+                      memoryLimit, outDevice);
 }
 
 const kiln_hal_driver_vtable_t kVTable = {destroy, enumerateDevices,
