@@ -1,6 +1,8 @@
 // kiln-benchmark: loads a .vmfb module on a device and times synchronous
 // calls of one function with inputs given on the command line (kiln-run
-// syntax). Prints per-call latency statistics and, given --flops, GFLOP/s.
+// syntax). Prints per-call latency statistics and, given --flops, GFLOP/s;
+// with --profile, where the time of a call goes (device time per command,
+// kiln_function_profile); with --json, all of it as one JSON object.
 // `kiln-benchmark collective ...` times HAL collectives instead
 // (collective_benchmark.h). See --help.
 #include <algorithm>
@@ -43,10 +45,24 @@ const char kUsage[] =
     "  --iterations=N     timed calls (default: 20)\n"
     "  --flops=X          floating-point operations of one call; adds GFLOP/s\n"
     "                     (computed from the median)\n"
+    "  --profile[=K]      after the timed calls, K profiled calls (default\n"
+    "                     10): each command's device time (median over the\n"
+    "                     K calls), the call's device span and host time\n"
+    "  --json             print one JSON object instead of text\n"
     "  --help             show this help\n"
     "\n"
     "Output: one line 'latency_ms: mean=M median=D min=N iterations=I' and,\n"
-    "with --flops, 'gflops: G'.\n";
+    "with --flops, 'gflops: G'. With --profile, a table of the commands with\n"
+    "their device time, then 'profile_ms: call=C device=D kernels=K\n"
+    "overhead=C-D'. Device time is measured with events around each command\n"
+    "(GPU) or wall time per command (local); profiled calls are issued\n"
+    "command by command, so time plain calls for latency.\n"
+    "\n"
+    "JSON (--json): {\"function\", \"device\", \"warmup\", \"iterations\",\n"
+    "\"latency_ms\": {\"mean\", \"median\", \"min\", \"max\"}, \"gflops\" (with\n"
+    "--flops), \"profile\" (with --profile): {\"iterations\", \"call_ms\",\n"
+    "\"device_ms\", \"kernels_ms\", \"commands\": [{\"index\", \"kind\", \"name\",\n"
+    "\"device_ms\"}]}} (medians over the profiled calls).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -74,6 +90,8 @@ struct Options {
   long warmup = 3;
   long iterations = 20;
   double flops = 0;
+  long profile_iterations = 0;  // 0: no profile
+  bool json = false;
 };
 
 // Returns -1 to go on, or the exit code.
@@ -106,6 +124,17 @@ int ParseOptions(int argc, char** argv, Options* options) {
         return Fail("invalid --iterations '" + value +
                     "' (expected a positive integer)");
       }
+    } else if (arg == "--profile") {
+      options->profile_iterations = 10;
+    } else if (arg.rfind("--profile=", 0) == 0) {
+      value = arg.substr(std::strlen("--profile="));
+      if (!ParseCount(value, &options->profile_iterations) ||
+          options->profile_iterations == 0) {
+        return Fail("invalid --profile '" + value +
+                    "' (expected a positive number of profiled calls)");
+      }
+    } else if (arg == "--json") {
+      options->json = true;
     } else if (value_of("--flops", &value)) {
       char* end = nullptr;
       options->flops = std::strtod(value.c_str(), &end);
@@ -142,6 +171,86 @@ struct Session {
     kiln_instance_release(instance);
   }
 };
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// A JSON string literal of |text|.
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Medians over the profiled calls: per command (by position in the
+// profile, the same commands each call) and for the call as a whole.
+struct ProfileSummary {
+  long iterations = 0;
+  double call_ms = 0;
+  double device_ms = 0;
+  double kernels_ms = 0;
+  struct Command {
+    uint32_t index;
+    std::string kind;
+    std::string name;
+    double device_ms;
+  };
+  std::vector<Command> commands;
+};
+
+kiln_status_t Profile(kiln_function_t* function, Session& session,
+                      std::vector<kiln_buffer_view_t*>& outputs, long count,
+                      ProfileSummary* out) {
+  std::vector<double> call, device, kernels;
+  std::vector<std::vector<double>> per_command;
+  out->iterations = count;
+  for (long i = 0; i < count; ++i) {
+    kiln_call_profile_t* profile = nullptr;
+    std::fill(outputs.begin(), outputs.end(), nullptr);
+    KILN_RETURN_IF_ERROR(kiln_function_profile(
+        function, session.inputs.size(), session.inputs.data(), outputs.size(),
+        outputs.data(), &profile));
+    for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
+    call.push_back(profile->host_ns * 1e-6);
+    device.push_back(profile->device_ns * 1e-6);
+    double sum = 0;
+    if (i == 0) {
+      per_command.resize(profile->command_count);
+      for (size_t c = 0; c < profile->command_count; ++c) {
+        const kiln_command_profile_t& command = profile->commands[c];
+        out->commands.push_back(
+            {command.index, command.kind, command.name, 0.0});
+      }
+    }
+    for (size_t c = 0; c < profile->command_count && c < per_command.size();
+         ++c) {
+      per_command[c].push_back(profile->commands[c].device_ns * 1e-6);
+      sum += profile->commands[c].device_ns * 1e-6;
+    }
+    kernels.push_back(sum);
+    kiln_call_profile_free(profile);
+  }
+  out->call_ms = Median(call);
+  out->device_ms = Median(device);
+  out->kernels_ms = Median(kernels);
+  for (size_t c = 0; c < out->commands.size(); ++c)
+    out->commands[c].device_ms = Median(per_command[c]);
+  return kiln_ok_status();
+}
 
 // One synchronous call; its outputs are released at once.
 kiln_status_t CallOnce(kiln_function_t* function, Session& session,
@@ -236,18 +345,68 @@ int Main(int argc, char** argv) {
     ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
 
+  ProfileSummary profile;
+  if (options.profile_iterations > 0) {
+    status = Profile(function, session, outputs, options.profile_iterations,
+                     &profile);
+    if (!kiln_status_is_ok(status)) {
+      return FailStatus(status, "profiled call of '" + name + "'");
+    }
+  }
+
   double mean = 0;
   for (double t : ms) mean += t;
   mean /= ms.size();
-  std::sort(ms.begin(), ms.end());
-  size_t mid = ms.size() / 2;
-  double median = ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2;
+  double median = Median(ms);
+  double min = *std::min_element(ms.begin(), ms.end());
+  double max = *std::max_element(ms.begin(), ms.end());
+  double gflops =
+      options.flops > 0 ? options.flops / (median * 1e-3) / 1e9 : 0.0;
+  if (options.json) {
+    std::printf("{\"function\": %s, \"device\": %s, \"warmup\": %ld, "
+                "\"iterations\": %ld,\n \"latency_ms\": {\"mean\": %.6f, "
+                "\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}",
+                JsonString(name).c_str(),
+                JsonString(kiln_device_uri(session.device)).c_str(),
+                options.warmup, options.iterations, mean, median, min, max);
+    if (options.flops > 0) std::printf(",\n \"gflops\": %.4f", gflops);
+    if (options.profile_iterations > 0) {
+      std::printf(",\n \"profile\": {\"iterations\": %ld, \"call_ms\": %.6f, "
+                  "\"device_ms\": %.6f, \"kernels_ms\": %.6f, \"commands\": [",
+                  profile.iterations, profile.call_ms, profile.device_ms,
+                  profile.kernels_ms);
+      for (size_t c = 0; c < profile.commands.size(); ++c) {
+        const ProfileSummary::Command& command = profile.commands[c];
+        std::printf("%s\n   {\"index\": %u, \"kind\": %s, \"name\": %s, "
+                    "\"device_ms\": %.6f}",
+                    c ? "," : "", command.index,
+                    JsonString(command.kind).c_str(),
+                    JsonString(command.name).c_str(), command.device_ms);
+      }
+      std::printf("]}");
+    }
+    std::printf("}\n");
+    return 0;
+  }
   std::printf("function: %s on %s\n", name.c_str(),
               kiln_device_uri(session.device));
   std::printf("latency_ms: mean=%.4f median=%.4f min=%.4f iterations=%ld\n",
-              mean, median, ms.front(), options.iterations);
-  if (options.flops > 0) {
-    std::printf("gflops: %.2f\n", options.flops / (median * 1e-3) / 1e9);
+              mean, median, min, options.iterations);
+  if (options.flops > 0) std::printf("gflops: %.2f\n", gflops);
+  if (options.profile_iterations > 0) {
+    std::printf("profile (median of %ld profiled calls):\n",
+                profile.iterations);
+    std::printf("  %5s  %-10s  %12s  %s\n", "index", "kind", "device_ms",
+                "name");
+    for (const ProfileSummary::Command& command : profile.commands) {
+      std::printf("  %5u  %-10s  %12.4f  %s\n", command.index,
+                  command.kind.c_str(), command.device_ms,
+                  command.name.c_str());
+    }
+    std::printf("profile_ms: call=%.4f device=%.4f kernels=%.4f "
+                "overhead=%.4f\n",
+                profile.call_ms, profile.device_ms, profile.kernels_ms,
+                profile.call_ms - profile.device_ms);
   }
   return 0;
 }

@@ -52,7 +52,9 @@ class HipDeviceTest : public ::testing::Test {
     kiln_hal_driver_registry_release(registry);
   }
 
-  // Opens hip://0 .. hip://n-1 (skips the test with fewer GPUs).
+  // Opens hip://0 .. hip://n-1. May skip (too few GPUs, no NCCL): GTEST_SKIP
+  // here ends only this helper, so every test follows the call with
+  // `if (IsSkipped() || HasFatalFailure()) return;`.
   void open(uint32_t n, const char* options = "") {
     if (count < n) GTEST_SKIP() << "needs " << n << " GPUs, this machine has " << count;
     for (uint32_t i = 0; i < n; ++i) {
@@ -164,6 +166,7 @@ TEST_F(HipDeviceTest, UriOptionsReachTheDevice) {
 
 TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
   open(1);
+  if (IsSkipped() || HasFatalFailure()) return;
   kiln_hal_executable_cache_t* cache = nullptr;
   ASSERT_OK(kiln_hal_executable_cache_create(devices[0], &cache));
   bool ptx = kiln_hal_executable_cache_can_prepare_format(cache, "ptx");
@@ -204,6 +207,7 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
 
 TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
   open(1);
+  if (IsSkipped() || HasFatalFailure()) return;
   uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
   size_t length = 0;
   kiln_status_t status =
@@ -235,6 +239,7 @@ TEST_F(HipDeviceTest, MissingCollectiveLibraryIsAClearError) {
   setenv("KILN_HIP_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   setenv("KILN_HIP_RCCL_LIBRARY", "/nonexistent/librccl.so.1", 1);
   open(1);
+  if (IsSkipped() || HasFatalFailure()) return;
   uint8_t id[KILN_HAL_CHANNEL_ID_MAX_LENGTH];
   size_t length = 0;
   kiln_status_t status =
@@ -249,6 +254,7 @@ TEST_F(HipDeviceTest, MissingCollectiveLibraryIsAClearError) {
 
 TEST_F(HipDeviceTest, PeerAccessIsEnabledAndCopiesCrossDevices) {
   open(2);
+  if (IsSkipped() || HasFatalFailure()) return;
   for (uint32_t i = 0; i < 2; ++i) {
     kiln_hal_device_info_t info;
     ASSERT_OK(kiln_hal_device_info(devices[i], &info));
@@ -283,6 +289,7 @@ TEST_F(HipDeviceTest, PeerAccessIsEnabledAndCopiesCrossDevices) {
 
 TEST_F(HipDeviceTest, TwoRankCollectivesInReusableCommandBuffers) {
   open(2);
+  if (IsSkipped() || HasFatalFailure()) return;
   joinChannels();
   if (IsSkipped() || HasFatalFailure()) return;
   constexpr uint64_t n = 1000;
@@ -358,6 +365,7 @@ TEST_F(HipDeviceTest, TwoRankCollectivesInReusableCommandBuffers) {
 
 TEST_F(HipDeviceTest, MismatchedArgumentsFailBothRanksAndTheChannelGoesOn) {
   open(2, "collective_checks=1");
+  if (IsSkipped() || HasFatalFailure()) return;
   joinChannels();
   if (IsSkipped() || HasFatalFailure()) return;
   std::vector<kiln_hal_buffer_t*> buffers;
@@ -397,6 +405,7 @@ TEST_F(HipDeviceTest, MismatchedArgumentsFailBothRanksAndTheChannelGoesOn) {
 
 TEST_F(HipDeviceTest, DestroyingADeviceAbortsACollectiveWaitingForItsPeer) {
   open(2);
+  if (IsSkipped() || HasFatalFailure()) return;
   joinChannels();
   if (IsSkipped() || HasFatalFailure()) return;
   kiln_hal_buffer_t* buffer = allocate(devices[0], 64);

@@ -6,11 +6,14 @@
 #ifndef KILN_DRIVERS_COMMON_DRIVER_QUEUE_H_
 #define KILN_DRIVERS_COMMON_DRIVER_QUEUE_H_
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -93,18 +96,29 @@ class OperationQueue {
     {
       std::lock_guard<std::mutex> lock(mutex);
       queue.push_back(std::move(operation));
+      size.fetch_add(1, std::memory_order_release);
     }
     changed.notify_one();
   }
 
   // The next operation; blocks while there is none. Returns nullptr once
-  // the queue is stopped and drained.
-  std::unique_ptr<Operation> pop() {
+  // the queue is stopped and drained. With |spinNs|, polls for up to that
+  // long before sleeping, so that a push soon after costs no wake-up.
+  std::unique_ptr<Operation> pop(kiln_duration_t spinNs = 0) {
+    if (spinNs > 0) {
+      auto until = std::chrono::steady_clock::now() +
+                   std::chrono::nanoseconds(spinNs);
+      while (size.load(std::memory_order_acquire) == 0 &&
+             !stopRequested.load(std::memory_order_acquire) &&
+             std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    }
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [this] { return stopping || !queue.empty(); });
     if (queue.empty()) return nullptr;
     std::unique_ptr<Operation> operation = std::move(queue.front());
     queue.pop_front();
+    size.fetch_sub(1, std::memory_order_relaxed);
     return operation;
   }
 
@@ -115,13 +129,13 @@ class OperationQueue {
     {
       std::lock_guard<std::mutex> lock(mutex);
       stopping = true;
+      stopRequested.store(true, std::memory_order_release);
     }
     changed.notify_all();
   }
 
-  bool isStopping() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return stopping;
+  bool isStopping() const {
+    return stopRequested.load(std::memory_order_acquire);
   }
 
  private:
@@ -129,6 +143,9 @@ class OperationQueue {
   std::condition_variable changed;
   std::deque<std::unique_ptr<Operation>> queue;
   bool stopping = false;
+  // queue.size() and |stopping| for pop's polling (written under |mutex|).
+  std::atomic<size_t> size{0};
+  std::atomic<bool> stopRequested{false};
 };
 
 }  // namespace kiln::drivers

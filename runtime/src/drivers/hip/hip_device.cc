@@ -139,6 +139,9 @@ struct HipDevice {
   std::mutex completionMutex;
   std::condition_variable completionChanged;
   std::deque<Completion> completions;
+  // completions.size(), readable without the mutex (the completion thread
+  // polls it for spinWaitUs before it sleeps).
+  std::atomic<size_t> pendingCompletions{0};
   bool issueDone = false;
   bool completionDone = false;
   std::thread completionThread;
@@ -242,7 +245,9 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
 
 void HipDevice::issueMain() {
   kiln_status_t bindStatus = context->bind();
-  while (std::unique_ptr<Operation> operation = queue.pop()) {
+  const kiln_duration_t spinNs =
+      kiln_duration_t(context->options.spinWaitUs) * 1000;
+  while (std::unique_ptr<Operation> operation = queue.pop(spinNs)) {
     Completion completion;
     kiln_status_t status = cloneStatus(bindStatus);
     if (!status) status = resolveWaits(*operation);
@@ -285,6 +290,7 @@ void HipDevice::issueMain() {
     {
       std::lock_guard<std::mutex> lock(completionMutex);
       completions.push_back(std::move(completion));
+      pendingCompletions.fetch_add(1, std::memory_order_release);
     }
     completionChanged.notify_one();
   }
@@ -379,8 +385,16 @@ hipError_t HipDevice::waitForEvent(hipEvent_t event) {
 void HipDevice::completionMain() {
   kiln_status_t bindStatus = context->bind();
   freeStatus(bindStatus);  // reported by the issue thread's own bind
+  const kiln_duration_t spinNs =
+      kiln_duration_t(context->options.spinWaitUs) * 1000;
   while (true) {
     Completion completion;
+    // Poll for the next submission before sleeping: the issue thread's
+    // notify then costs no wake-up.
+    kiln_time_t spinUntil = timeNow() + spinNs;
+    while (pendingCompletions.load(std::memory_order_acquire) == 0 &&
+           timeNow() < spinUntil && !queue.isStopping())
+      std::this_thread::yield();
     {
       std::unique_lock<std::mutex> lock(completionMutex);
       completionChanged.wait(
@@ -392,6 +406,7 @@ void HipDevice::completionMain() {
       }
       completion = std::move(completions.front());
       completions.pop_front();
+      pendingCompletions.fetch_sub(1, std::memory_order_relaxed);
     }
     finish(completion);
   }
@@ -468,9 +483,12 @@ kiln_hal_allocator_t* allocator(kiln_hal_device_t* base) {
   return &cast(base)->allocator.base;
 }
 
-kiln_status_t createSemaphoreFn(kiln_hal_device_t*, uint64_t initialValue,
+kiln_status_t createSemaphoreFn(kiln_hal_device_t* base, uint64_t initialValue,
                                 kiln_hal_semaphore_t** outSemaphore) {
-  return createSemaphore(initialValue, outSemaphore);
+  return createSemaphore(
+      initialValue,
+      kiln_duration_t(cast(base)->context->options.spinWaitUs) * 1000,
+      outSemaphore);
 }
 
 kiln_status_t createCommandBufferFn(

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <atomic>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <vector>
 
 namespace kiln::hip {
@@ -21,6 +23,25 @@ struct HipSemaphore {
   uint64_t value = 0;
   kiln_status_t failure = nullptr;  // owned; sticky once set
   std::vector<Timepoint> timepoints;  // values above |value|, ascending
+  // What spinning waiters poll without the mutex: |value|, and whether
+  // |failure| is set. Written under the mutex.
+  std::atomic<uint64_t> publishedValue{0};
+  std::atomic<bool> failed{false};
+  kiln_duration_t spinNs = 0;
+
+  // Polls until the payload reaches |target|, the semaphore fails, or the
+  // spin time (bounded by |deadline|) is over. The caller then decides
+  // under the mutex.
+  void spinFor(uint64_t target, kiln_time_t deadline) {
+    if (spinNs <= 0) return;
+    kiln_time_t now = timeNow();
+    kiln_time_t until = deadline - now < spinNs ? deadline : now + spinNs;
+    while (publishedValue.load(std::memory_order_acquire) < target &&
+           !failed.load(std::memory_order_acquire)) {
+      if (timeNow() >= until) return;
+      std::this_thread::yield();
+    }
+  }
 
   void dropReachedTimepoints() {
     size_t keep = 0;
@@ -75,6 +96,7 @@ kiln_status_t signal(kiln_hal_semaphore_t* base, uint64_t value) {
                         (unsigned long long)value,
                         (unsigned long long)semaphore->value);
     semaphore->value = value;
+    semaphore->publishedValue.store(value, std::memory_order_release);
     semaphore->dropReachedTimepoints();
   }
   semaphore->changed.notify_all();
@@ -91,6 +113,7 @@ void fail(kiln_hal_semaphore_t* base, kiln_status_t status) {
       return;
     }
     semaphore->failure = status;
+    semaphore->failed.store(true, std::memory_order_release);
     dropped.swap(semaphore->timepoints);
   }
   semaphore->changed.notify_all();
@@ -100,6 +123,7 @@ void fail(kiln_hal_semaphore_t* base, kiln_status_t status) {
 kiln_status_t wait(kiln_hal_semaphore_t* base, uint64_t value,
                    kiln_time_t deadline) {
   HipSemaphore* semaphore = cast(base);
+  semaphore->spinFor(value, deadline);
   std::unique_lock<std::mutex> lock(semaphore->mutex);
   while (true) {
     if (semaphore->failure) return cloneStatus(semaphore->failure);
@@ -118,7 +142,7 @@ const kiln_hal_semaphore_vtable_t kVTable = {destroy, query, signal, fail,
 
 }  // namespace
 
-kiln_status_t createSemaphore(uint64_t initialValue,
+kiln_status_t createSemaphore(uint64_t initialValue, kiln_duration_t spinNs,
                               kiln_hal_semaphore_t** outSemaphore) {
   auto* semaphore = new (std::nothrow) HipSemaphore();
   if (!semaphore)
@@ -126,6 +150,8 @@ kiln_status_t createSemaphore(uint64_t initialValue,
                       "out of memory creating a semaphore");
   kiln_hal_resource_initialize(&kVTable, &semaphore->base.resource);
   semaphore->value = initialValue;
+  semaphore->publishedValue.store(initialValue, std::memory_order_relaxed);
+  semaphore->spinNs = spinNs;
   *outSemaphore = &semaphore->base;
   return nullptr;
 }

@@ -20,7 +20,11 @@
 
 namespace kiln::hip {
 
-kiln_status_t createSemaphore(uint64_t initialValue,
+// A host thread waiting on the semaphore first polls its payload for up to
+// |spinNs| (the device's spin_wait_us option) before it sleeps: a waiter
+// that sleeps is woken by the signalling thread through the kernel, tens of
+// microseconds later under some hypervisors, which short calls notice.
+kiln_status_t createSemaphore(uint64_t initialValue, kiln_duration_t spinNs,
                               kiln_hal_semaphore_t** outSemaphore);
 
 bool isHipSemaphore(kiln_hal_semaphore_t* semaphore);
