@@ -125,6 +125,131 @@ TEST_F(RuntimeApiTest, CallAddComputesTheSum) {
   kiln_buffer_view_release(inputs[1]);
 }
 
+TEST_F(RuntimeApiTest, ProfileTimesEveryCommandOfACall) {
+  kiln_buffer_view_t* input = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  kiln_buffer_view_t* output = nullptr;
+  kiln_call_profile_t* profile = nullptr;
+  ASSERT_OK(kiln_function_profile(Lookup("add_bias"), 1, &input, 1, &output,
+                                  &profile));
+  ASSERT_NE(profile, nullptr);
+  // The profiled call computes what a plain one does.
+  EXPECT_EQ(ReadF32(output), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+  ASSERT_GE(profile->command_count, 1u);
+  bool dispatched = false;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < profile->command_count; ++i) {
+    const kiln_command_profile_t& command = profile->commands[i];
+    std::string kind = command.kind;
+    EXPECT_TRUE(kind == "dispatch" || kind == "copy" || kind == "fill" ||
+                kind == "update" || kind == "collective")
+        << kind;
+    EXPECT_GT(std::strlen(command.name), 0u);
+    if (i > 0) EXPECT_GT(command.index, profile->commands[i - 1].index);
+    if (kind == "dispatch") dispatched = true;
+    sum += command.device_ns;
+  }
+  EXPECT_TRUE(dispatched);
+  EXPECT_GT(profile->device_ns, 0u);
+  EXPECT_LE(sum, profile->device_ns);
+  EXPECT_GE(profile->host_ns, profile->device_ns);
+  kiln_call_profile_free(profile);
+  kiln_buffer_view_release(output);
+
+  // Argument errors are the call's, and no profile is returned.
+  profile = nullptr;
+  EXPECT_EQ(Take(kiln_function_profile(Lookup("add_bias"), 0, nullptr, 1,
+                                       &output, &profile))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(profile, nullptr);
+  EXPECT_EQ(Take(kiln_function_profile(Lookup("add_bias"), 1, &input, 1,
+                                       &output, nullptr))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_buffer_view_release(input);
+}
+
+TEST_F(RuntimeApiTest, CallsReuseTheStorageOfReleasedOutputs) {
+  kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                   MakeF32({2, 3}, {1, 1, 1, 1, 1, 1})};
+  kiln_function_t* add = Lookup("add");
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(add, 2, inputs, 1, &output));
+  kiln_buffer_view_release(output);
+  kiln_device_memory_stats_t first = {};
+  ASSERT_OK(kiln_device_query_memory_stats(device_, &first));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_OK(kiln_function_call(add, 2, inputs, 1, &output));
+    EXPECT_EQ(ReadF32(output), (std::vector<float>{2, 3, 4, 5, 6, 7}));
+    kiln_buffer_view_release(output);
+  }
+  kiln_device_memory_stats_t later = {};
+  ASSERT_OK(kiln_device_query_memory_stats(device_, &later));
+  EXPECT_EQ(later.system_allocations, first.system_allocations);
+  EXPECT_GE(later.cache_hits, first.cache_hits + 5);
+  EXPECT_GT(later.bytes_cached, 0u);
+
+  ASSERT_OK(kiln_device_trim(device_));
+  kiln_device_memory_stats_t trimmed = {};
+  ASSERT_OK(kiln_device_query_memory_stats(device_, &trimmed));
+  EXPECT_EQ(trimmed.bytes_cached, 0u);
+  EXPECT_EQ(trimmed.bytes_in_use, later.bytes_in_use);
+  EXPECT_EQ(Take(kiln_device_trim(nullptr)).code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(Take(kiln_device_query_memory_stats(device_, nullptr)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+}
+
+TEST_F(RuntimeApiTest, MemoryLimitFromTheUriFailsCallsCleanly) {
+  kiln_device_t* device = nullptr;
+  ASSERT_OK(kiln_device_create(instance_, "local?memory_limit=8K", &device));
+  kiln_device_memory_stats_t stats = {};
+  ASSERT_OK(kiln_device_query_memory_stats(device, &stats));
+  EXPECT_EQ(stats.bytes_limit, 8192u);
+  std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  kiln_module_t* module = nullptr;
+  ASSERT_OK(kiln_module_load_memory(device, bytes.data(), bytes.size(), &module));
+  kiln_function_t* add = nullptr;
+  ASSERT_OK(kiln_module_lookup_function(module, "add", &add));
+  std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  kiln_buffer_view_t* input = nullptr;
+  ASSERT_OK(kiln_buffer_view_create_from_host(
+      device, KILN_ELEMENT_TYPE_F32, 2, shape, values.data(),
+      values.size() * sizeof(float), &input));
+  // Keep every output: the limit is reached within a few calls.
+  std::vector<kiln_buffer_view_t*> kept;
+  StatusInfo failure{KILN_STATUS_OK, "OK"};
+  for (int i = 0; i < 64 && failure.code == KILN_STATUS_OK; ++i) {
+    kiln_buffer_view_t* inputs[2] = {input, input};
+    kiln_buffer_view_t* output = nullptr;
+    failure = Take(kiln_function_call(add, 2, inputs, 1, &output));
+    if (failure.code == KILN_STATUS_OK) kept.push_back(output);
+    else EXPECT_EQ(output, nullptr);
+  }
+  EXPECT_EQ(failure.code, KILN_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(failure.message.find("memory_limit of 8192 bytes"),
+            std::string::npos)
+      << failure.message;
+  EXPECT_FALSE(kept.empty());
+  for (kiln_buffer_view_t* view : kept) kiln_buffer_view_release(view);
+  // With the outputs released, calls fit again.
+  kiln_buffer_view_t* inputs[2] = {input, input};
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call(add, 2, inputs, 1, &output));
+  kiln_buffer_view_release(output);
+  kiln_buffer_view_release(input);
+  kiln_module_release(module);
+  kiln_device_release(device);
+
+  // Bad values name the option.
+  StatusInfo bad = Take(kiln_device_create(instance_, "local?memory_limit=x",
+                                           &device));
+  EXPECT_EQ(bad.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(bad.message.find("memory_limit"), std::string::npos) << bad.message;
+}
+
 TEST_F(RuntimeApiTest, RodataTransientAndCopy) {
   kiln_buffer_view_t* input = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
   kiln_buffer_view_t* output = nullptr;

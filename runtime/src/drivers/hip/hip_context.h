@@ -63,6 +63,20 @@ struct DeviceContext {
   std::shared_ptr<drivers::BlockCache> deviceBlocks;
   std::shared_ptr<drivers::BlockCache> hostBlocks;
 
+  // Events no longer in use, kept for the next submission: creating and
+  // destroying one per submission costs microseconds of every call.
+  mutable std::mutex eventMutex;
+  mutable std::vector<hipEvent_t> freeEvents;
+
+  DeviceContext() = default;
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+  ~DeviceContext() {
+    if (freeEvents.empty() || !platform) return;
+    if (platform->setDevice(ordinal) != hipSuccess) return;
+    for (hipEvent_t event : freeEvents) platform->eventDestroy(event);
+  }
+
   // Makes this device current on the calling thread.
   kiln_status_t bind() const {
     hipError_t error = platform->setDevice(ordinal);
@@ -81,19 +95,36 @@ struct DeviceContext {
   }
 };
 
-// One device event (no timing, blocking sync).
+// One device event (no timing, blocking sync), taken from the context's
+// free events and given back to them when the last owner lets go. Nobody
+// waits on a released event any more, so recording it again is safe.
 class Event {
  public:
   static kiln_status_t create(std::shared_ptr<const DeviceContext> context,
                               std::shared_ptr<Event>* out) {
     hipEvent_t handle = nullptr;
-    KILN_HIP_RETURN_IF_ERROR(
-        context->check(context->platform->eventCreate(&handle),
-                       "hipEventCreateWithFlags"));
+    {
+      std::lock_guard<std::mutex> lock(context->eventMutex);
+      if (!context->freeEvents.empty()) {
+        handle = context->freeEvents.back();
+        context->freeEvents.pop_back();
+      }
+    }
+    if (!handle)
+      KILN_HIP_RETURN_IF_ERROR(
+          context->check(context->platform->eventCreate(&handle),
+                         "hipEventCreateWithFlags"));
     out->reset(new Event(std::move(context), handle));
     return nullptr;
   }
   ~Event() {
+    {
+      std::lock_guard<std::mutex> lock(context->eventMutex);
+      if (context->freeEvents.size() < kMaxFreeEvents) {
+        context->freeEvents.push_back(handle);
+        return;
+      }
+    }
     // Destroying an event whose recorded work is still pending is allowed:
     // the runtime frees it once the work completes.
     kiln_status_t status = context->bind();
@@ -107,6 +138,8 @@ class Event {
   const DeviceContext& deviceContext() const { return *context; }
 
  private:
+  static constexpr size_t kMaxFreeEvents = 64;
+
   Event(std::shared_ptr<const DeviceContext> context, hipEvent_t handle)
       : context(std::move(context)), handle(handle) {}
   std::shared_ptr<const DeviceContext> context;

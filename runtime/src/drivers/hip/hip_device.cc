@@ -135,6 +135,13 @@ struct HipDevice {
 
   drivers::OperationQueue<Operation> queue;
   std::thread issueThread;
+  // Held while an operation is issued, by the issue thread or by a caller
+  // issuing inline; |queued| counts operations pushed but not yet issued.
+  // A caller issues its submission itself when nothing is queued before it
+  // and its waits are met already: the hand-off to the issue thread costs
+  // microseconds of every synchronous call.
+  std::mutex issueMutex;
+  std::atomic<size_t> queued{0};
 
   std::mutex completionMutex;
   std::condition_variable completionChanged;
@@ -148,6 +155,17 @@ struct HipDevice {
 
   void issueMain();
   void completionMain();
+  // Resolves the waits, issues and hands |operation| to the completion
+  // thread (device bound by the caller; |bindStatus| borrowed).
+  void process(std::unique_ptr<Operation> operation, kiln_status_t bindStatus);
+  // Issues |operation| on the calling thread if that keeps submission order
+  // and needs no waiting; false (operation untouched) otherwise.
+  bool tryIssueInline(std::unique_ptr<Operation>& operation);
+  // Queues |operation| for the issue thread.
+  void enqueue(std::unique_ptr<Operation> operation) {
+    queued.fetch_add(1, std::memory_order_acq_rel);
+    queue.push(std::move(operation));
+  }
   kiln_status_t resolveWaits(const Operation& operation);
   kiln_status_t issue(Operation& operation, Completion* completion);
   void finish(Completion& completion);
@@ -248,51 +266,9 @@ void HipDevice::issueMain() {
   const kiln_duration_t spinNs =
       kiln_duration_t(context->options.spinWaitUs) * 1000;
   while (std::unique_ptr<Operation> operation = queue.pop(spinNs)) {
-    Completion completion;
-    kiln_status_t status = cloneStatus(bindStatus);
-    if (!status) status = resolveWaits(*operation);
-    if (!status) {
-      status = issue(*operation, &completion);
-      // Even a partly issued operation gets an event, so that its resources
-      // outlive the work already on the stream.
-      std::shared_ptr<Event> event;
-      kiln_status_t eventStatus = Event::create(context, &event);
-      if (!eventStatus)
-        eventStatus = context->check(
-            context->platform->eventRecord(event->get(), stream),
-            "hipEventRecord");
-      if (eventStatus) {
-        if (!status) status = eventStatus;
-        else freeStatus(eventStatus);
-        // Without an event the stream must drain before the release.
-        context->platform->streamSynchronize(stream);
-        event.reset();
-      }
-      completion.event = event;
-      if (event && !operation->comms.empty()) {
-        // Wakes the completion thread's wait for the collectives (see
-        // waitWithComms); without it the wait polls, and the failure to
-        // launch it fails the submission.
-        kiln_status_t notifyStatus = StreamNotification::launch(
-            *context, stream, &completion.notification);
-        if (!status) status = notifyStatus;
-        else freeStatus(notifyStatus);
-      }
-      if (!status) {
-        const SemaphoreList& signal = operation->signal;
-        for (size_t i = 0; i < signal.semaphores.size(); ++i)
-          if (isHipSemaphore(signal.semaphores[i]))
-            addTimepoint(signal.semaphores[i], signal.values[i], event);
-      }
-    }
-    completion.status = status;
-    completion.operation = std::move(operation);
-    {
-      std::lock_guard<std::mutex> lock(completionMutex);
-      completions.push_back(std::move(completion));
-      pendingCompletions.fetch_add(1, std::memory_order_release);
-    }
-    completionChanged.notify_one();
+    std::lock_guard<std::mutex> lock(issueMutex);
+    process(std::move(operation), bindStatus);
+    queued.fetch_sub(1, std::memory_order_acq_rel);
   }
   freeStatus(bindStatus);
   {
@@ -300,6 +276,94 @@ void HipDevice::issueMain() {
     issueDone = true;
   }
   completionChanged.notify_one();
+}
+
+void HipDevice::process(std::unique_ptr<Operation> operation,
+                        kiln_status_t bindStatus) {
+  Completion completion;
+  kiln_status_t status = cloneStatus(bindStatus);
+  if (!status) status = resolveWaits(*operation);
+  if (!status) {
+    status = issue(*operation, &completion);
+    // Even a partly issued operation gets an event, so that its resources
+    // outlive the work already on the stream.
+    std::shared_ptr<Event> event;
+    kiln_status_t eventStatus = Event::create(context, &event);
+    if (!eventStatus)
+      eventStatus = context->check(
+          context->platform->eventRecord(event->get(), stream),
+          "hipEventRecord");
+    if (eventStatus) {
+      if (!status) status = eventStatus;
+      else freeStatus(eventStatus);
+      // Without an event the stream must drain before the release.
+      context->platform->streamSynchronize(stream);
+      event.reset();
+    }
+    completion.event = event;
+    if (event && !operation->comms.empty()) {
+      // Wakes the completion thread's wait for the collectives (see
+      // waitWithComms); without it the wait polls, and the failure to
+      // launch it fails the submission.
+      kiln_status_t notifyStatus = StreamNotification::launch(
+          *context, stream, &completion.notification);
+      if (!status) status = notifyStatus;
+      else freeStatus(notifyStatus);
+    }
+    if (!status) {
+      const SemaphoreList& signal = operation->signal;
+      for (size_t i = 0; i < signal.semaphores.size(); ++i)
+        if (isHipSemaphore(signal.semaphores[i]))
+          addTimepoint(signal.semaphores[i], signal.values[i], event);
+    }
+  }
+  completion.status = status;
+  completion.operation = std::move(operation);
+  {
+    std::lock_guard<std::mutex> lock(completionMutex);
+    completions.push_back(std::move(completion));
+    pendingCompletions.fetch_add(1, std::memory_order_release);
+  }
+  completionChanged.notify_one();
+}
+
+// Whether |operation|'s waits are met now (or are device timepoints that a
+// stream wait satisfies), so that issuing it cannot block.
+bool waitsMet(const Operation& operation) {
+  for (size_t i = 0; i < operation.wait.semaphores.size(); ++i) {
+    kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
+    uint64_t value = operation.wait.values[i];
+    kiln_status_t status = nullptr;
+    if (isHipSemaphore(semaphore)) {
+      std::shared_ptr<Event> event;
+      status = acquireTimepoint(semaphore, value, /*deadline=*/0, &event);
+    } else {
+      uint64_t current = 0;
+      status = semaphoreVTable(semaphore)->query(semaphore, &current);
+      if (!status && current < value)
+        status = makeStatus(KILN_STATUS_DEADLINE_EXCEEDED, "not reached");
+    }
+    // A failed wait is met too: issuing reports it.
+    bool pending = statusCode(status) == KILN_STATUS_DEADLINE_EXCEEDED;
+    freeStatus(status);
+    if (pending) return false;
+  }
+  return true;
+}
+
+bool HipDevice::tryIssueInline(std::unique_ptr<Operation>& operation) {
+  std::unique_lock<std::mutex> lock(issueMutex, std::try_to_lock);
+  if (!lock.owns_lock() || queued.load(std::memory_order_acquire) != 0 ||
+      !waitsMet(*operation))
+    return false;
+  Platform& platform = *context->platform;
+  uintptr_t callerCurrent = 0;
+  if (platform.saveCurrent(&callerCurrent) != hipSuccess) return false;
+  kiln_status_t bindStatus = context->bind();
+  process(std::move(operation), bindStatus);
+  freeStatus(bindStatus);
+  platform.restoreCurrent(callerCurrent);
+  return true;
 }
 
 void HipDevice::finish(Completion& completion) {
@@ -527,7 +591,7 @@ kiln_status_t queueAlloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   auto operation =
       std::make_unique<Operation>(OperationKind::Alloca, *wait, *signal);
   operation->setBuffer(buffer);
-  device->queue.push(std::move(operation));
+  device->enqueue(std::move(operation));
   *outBuffer = buffer;
   return nullptr;
 }
@@ -543,7 +607,7 @@ kiln_status_t queueDealloca(kiln_hal_device_t* base, kiln_hal_queue_affinity_t,
   auto operation =
       std::make_unique<Operation>(OperationKind::Dealloca, *wait, *signal);
   operation->setBuffer(buffer);
-  cast(base)->queue.push(std::move(operation));
+  cast(base)->enqueue(std::move(operation));
   return nullptr;
 }
 
@@ -574,7 +638,7 @@ kiln_status_t queueExecuteProfiled(
   operation->sequence = ++device->executeCount;
   uint64_t every = device->context->options.injectFailureEvery;
   operation->injectFailure = every != 0 && operation->sequence % every == 0;
-  device->queue.push(std::move(operation));
+  if (!device->tryIssueInline(operation)) device->enqueue(std::move(operation));
   return nullptr;
 }
 

@@ -101,6 +101,12 @@ class Platform {
   // feature suffixes), "sm_90".
   virtual hipError_t deviceGetArchName(int device, std::string* arch) = 0;
   virtual hipError_t setDevice(int device) = 0;
+  // What the calling thread has current (a CUDA context, or a HIP device
+  // ordinal), to put back with restoreCurrent after a setDevice made on a
+  // thread that is not the driver's own (an embedder's thread may use the
+  // GPU API itself).
+  virtual hipError_t saveCurrent(uintptr_t* token) = 0;
+  virtual hipError_t restoreCurrent(uintptr_t token) = 0;
   // Whether |device| can address |peer|'s memory directly (NVLink, PCIe P2P).
   virtual hipError_t deviceCanAccessPeer(int* canAccess, int device,
                                          int peer) = 0;

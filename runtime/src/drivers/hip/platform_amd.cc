@@ -121,6 +121,15 @@ class AmdPlatform final : public Platform {
   }
 
   hipError_t setDevice(int device) override { return api.hipSetDevice(device); }
+  hipError_t saveCurrent(uintptr_t* token) override {
+    int device = 0;
+    hipError_t error = api.hipGetDevice(&device);
+    *token = uintptr_t(device);
+    return error;
+  }
+  hipError_t restoreCurrent(uintptr_t token) override {
+    return api.hipSetDevice(int(token));
+  }
   hipError_t deviceCanAccessPeer(int* canAccess, int device,
                                  int peer) override {
     return api.hipDeviceCanAccessPeer(canAccess, device, peer);

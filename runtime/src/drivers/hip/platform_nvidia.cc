@@ -202,7 +202,16 @@ class NvidiaPlatform final : public Platform {
     hipError_t error = primaryContext(device, &context);
     if (error) return error;
     return api.cuCtxSetCurrent(context);
+  }  hipError_t saveCurrent(uintptr_t* token) override {
+    CUcontext context = nullptr;
+    hipError_t error = api.cuCtxGetCurrent(&context);
+    *token = reinterpret_cast<uintptr_t>(context);
+    return error;
   }
+  hipError_t restoreCurrent(uintptr_t token) override {
+    return api.cuCtxSetCurrent(reinterpret_cast<CUcontext>(token));
+  }
+
   hipError_t deviceCanAccessPeer(int* canAccess, int device,
                                  int peer) override {
     if (!valid(device) || !valid(peer)) return hipErrorInvalidDevice;

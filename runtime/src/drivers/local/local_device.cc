@@ -103,7 +103,14 @@ kiln_status_t LocalDevice::run(Operation& operation) {
 void LocalDevice::queueMain() {
   while (std::unique_ptr<Operation> operation = queue.pop()) {
     kiln_status_t status = run(*operation);
-    drivers::signalOrFail(*kiln_hal_host_api(), operation->signal, status);
+    // Signal after releasing the operation's references, so that a waiter
+    // sees the buffers it handed over released (their storage back in the
+    // block cache for its next call).
+    drivers::SemaphoreList signal;
+    signal.semaphores.swap(operation->signal.semaphores);
+    signal.values.swap(operation->signal.values);
+    operation.reset();
+    drivers::signalOrFail(*kiln_hal_host_api(), signal, status);
     kiln_status_free(status);
   }
 }
