@@ -358,11 +358,12 @@ bool HipDevice::tryIssueInline(std::unique_ptr<Operation>& operation) {
     return false;
   Platform& platform = *context->platform;
   uintptr_t callerCurrent = 0;
-  if (platform.saveCurrent(&callerCurrent) != hipSuccess) return false;
-  kiln_status_t bindStatus = context->bind();
-  process(std::move(operation), bindStatus);
-  freeStatus(bindStatus);
-  platform.restoreCurrent(callerCurrent);
+  bool restore = false;
+  if (platform.bindForCaller(context->ordinal, &callerCurrent, &restore) !=
+      hipSuccess)
+    return false;
+  process(std::move(operation), /*bindStatus=*/nullptr);
+  if (restore) platform.restoreCurrent(callerCurrent);
   return true;
 }
 

@@ -101,11 +101,14 @@ class Platform {
   // feature suffixes), "sm_90".
   virtual hipError_t deviceGetArchName(int device, std::string* arch) = 0;
   virtual hipError_t setDevice(int device) = 0;
-  // What the calling thread has current (a CUDA context, or a HIP device
-  // ordinal), to put back with restoreCurrent after a setDevice made on a
-  // thread that is not the driver's own (an embedder's thread may use the
-  // GPU API itself).
-  virtual hipError_t saveCurrent(uintptr_t* token) = 0;
+  // setDevice on a thread that is not the driver's own (an embedder's
+  // thread may use the GPU API itself). When the thread had another device
+  // (CUDA context) current, *restore is set and restoreCurrent(*token) puts
+  // it back afterwards; a thread that had this device, or nothing, current
+  // keeps this device (as after a first CUDA runtime call), so repeated
+  // calls switch nothing.
+  virtual hipError_t bindForCaller(int device, uintptr_t* token,
+                                   bool* restore) = 0;
   virtual hipError_t restoreCurrent(uintptr_t token) = 0;
   // Whether |device| can address |peer|'s memory directly (NVLink, PCIe P2P).
   virtual hipError_t deviceCanAccessPeer(int* canAccess, int device,

@@ -121,10 +121,16 @@ class AmdPlatform final : public Platform {
   }
 
   hipError_t setDevice(int device) override { return api.hipSetDevice(device); }
-  hipError_t saveCurrent(uintptr_t* token) override {
-    int device = 0;
-    hipError_t error = api.hipGetDevice(&device);
-    *token = uintptr_t(device);
+  hipError_t bindForCaller(int device, uintptr_t* token,
+                           bool* restore) override {
+    *restore = false;
+    int current = 0;
+    hipError_t error = api.hipGetDevice(&current);
+    if (error != hipSuccess) return error;
+    if (current == device) return hipSuccess;
+    error = api.hipSetDevice(device);
+    *token = uintptr_t(current);
+    *restore = error == hipSuccess;
     return error;
   }
   hipError_t restoreCurrent(uintptr_t token) override {

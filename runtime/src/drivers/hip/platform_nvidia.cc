@@ -202,10 +202,16 @@ class NvidiaPlatform final : public Platform {
     hipError_t error = primaryContext(device, &context);
     if (error) return error;
     return api.cuCtxSetCurrent(context);
-  }  hipError_t saveCurrent(uintptr_t* token) override {
-    CUcontext context = nullptr;
-    hipError_t error = api.cuCtxGetCurrent(&context);
-    *token = reinterpret_cast<uintptr_t>(context);
+  }  hipError_t bindForCaller(int device, uintptr_t* token,
+                           bool* restore) override {
+    *restore = false;
+    CUcontext current = nullptr, context = nullptr;
+    hipError_t error = api.cuCtxGetCurrent(&current);
+    if (error == hipSuccess) error = primaryContext(device, &context);
+    if (error != hipSuccess || current == context) return error;
+    error = api.cuCtxSetCurrent(context);
+    *token = reinterpret_cast<uintptr_t>(current);
+    *restore = error == hipSuccess && current != nullptr;
     return error;
   }
   hipError_t restoreCurrent(uintptr_t token) override {
