@@ -26,7 +26,7 @@ typedef struct sample_buffer_t {
   bool queue_allocated;
 } sample_buffer_t;
 
-static void buffer_destroy(kiln_hal_buffer_t* base);
+static void buffer_destroy(kiln_hal_resource_t* resource);
 static kiln_status_t buffer_map_range(kiln_hal_buffer_t* base,
                                       kiln_hal_memory_access_t access,
                                       kiln_device_size_t offset,
@@ -77,7 +77,8 @@ void sample_buffer_deallocate_storage(kiln_hal_buffer_t* base) {
 
 // Called when the last reference goes: the core and the command buffers
 // retain buffers they use, so nothing can still be running on it.
-static void buffer_destroy(kiln_hal_buffer_t* base) {
+static void buffer_destroy(kiln_hal_resource_t* resource) {
+  kiln_hal_buffer_t* base = (kiln_hal_buffer_t*)resource;
   free(buffer_cast(base)->storage);
   free(base);
 }
@@ -162,8 +163,8 @@ kiln_status_t sample_buffer_create(const kiln_hal_buffer_params_t* params,
 // once (as opposed to queue_alloca). It is embedded in the device and lives
 // exactly as long as it, so its reference count is never used to free it.
 
-static void allocator_destroy(kiln_hal_allocator_t* allocator) {
-  (void)allocator;  // owned by the device
+static void allocator_destroy(kiln_hal_resource_t* resource) {
+  (void)resource;  // owned by the device
 }
 
 static kiln_status_t allocator_allocate_buffer(

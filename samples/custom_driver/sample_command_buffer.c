@@ -56,7 +56,7 @@ typedef struct sample_command_buffer_t {
   size_t command_capacity;
 } sample_command_buffer_t;
 
-static void command_buffer_destroy(kiln_hal_command_buffer_t* base);
+static void command_buffer_destroy(kiln_hal_resource_t* resource);
 static kiln_status_t command_buffer_begin(kiln_hal_command_buffer_t* base);
 static kiln_status_t command_buffer_end(kiln_hal_command_buffer_t* base);
 static kiln_status_t command_buffer_execution_barrier(
@@ -117,7 +117,8 @@ static void command_release(sample_command_t* command) {
   free(command->bindings);
 }
 
-static void command_buffer_destroy(kiln_hal_command_buffer_t* base) {
+static void command_buffer_destroy(kiln_hal_resource_t* resource) {
+  kiln_hal_command_buffer_t* base = (kiln_hal_command_buffer_t*)resource;
   sample_command_buffer_t* command_buffer = command_buffer_cast(base);
   for (size_t i = 0; i < command_buffer->command_count; ++i)
     command_release(&command_buffer->commands[i]);

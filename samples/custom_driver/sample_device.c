@@ -270,7 +270,8 @@ static void* queue_main(void* arg) {
 // Runs when the last reference goes. Operations still queued are finished
 // first (those stuck on a semaphore fail with ABORTED), so their signal
 // semaphores, which may outlive the device, never leave waiters hanging.
-static void device_destroy(kiln_hal_device_t* base) {
+static void device_destroy(kiln_hal_resource_t* resource) {
+  kiln_hal_device_t* base = (kiln_hal_device_t*)resource;
   sample_device_t* device = device_cast(base);
   pthread_mutex_lock(&device->mutex);
   device->stopping = true;

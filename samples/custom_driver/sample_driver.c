@@ -64,7 +64,9 @@ kiln_time_t sample_time_now(void) { return host_api()->time_now(); }
 
 #define SAMPLE_DEVICE_COUNT 1u
 
-static void driver_destroy(kiln_hal_driver_t* driver) { free(driver); }
+static void driver_destroy(kiln_hal_resource_t* resource) {
+  free(resource);  // the resource begins the driver object
+}
 
 // Lets `kiln-run --list-devices` and the CTS see which devices exist without
 // opening them. |out_infos| may be NULL when |capacity| is 0.

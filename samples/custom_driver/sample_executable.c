@@ -28,8 +28,8 @@ typedef struct sample_executable_t {
   kiln_host_kernel_fn_t* kernels;  // one per export
 } sample_executable_t;
 
-static void executable_destroy(kiln_hal_executable_t* base) {
-  sample_executable_t* executable = (sample_executable_t*)base;
+static void executable_destroy(kiln_hal_resource_t* resource) {
+  sample_executable_t* executable = (sample_executable_t*)resource;
   for (uint32_t i = 0; i < executable->base.export_count; ++i)
     free((char*)executable->exports[i].name);
   free(executable->exports);
@@ -104,7 +104,9 @@ typedef struct sample_executable_cache_t {
   kiln_hal_executable_cache_t base;
 } sample_executable_cache_t;
 
-static void cache_destroy(kiln_hal_executable_cache_t* base) { free(base); }
+static void cache_destroy(kiln_hal_resource_t* resource) {
+  free(resource);  // the resource begins the object
+}
 
 // Lets the module loader pick the variant of a .vmfb this device runs before
 // trying to load any.
@@ -132,7 +134,7 @@ static kiln_status_t cache_prepare_executable(
         (kiln_host_kernel_fn_t*)calloc(count, sizeof(kiln_host_kernel_fn_t));
   }
   if (!executable || (count && (!executable->exports || !executable->kernels))) {
-    if (executable) executable_destroy(&executable->base);
+    if (executable) executable_destroy(&executable->base.resource);
     return sample_status(KILN_STATUS_RESOURCE_EXHAUSTED,
                          "out of memory preparing an executable");
   }
@@ -163,7 +165,7 @@ static kiln_status_t cache_prepare_executable(
     executable->base.export_count = i + 1;  // what destroy must free
   }
   if (status) {
-    executable_destroy(&executable->base);
+    executable_destroy(&executable->base.resource);
     return status;
   }
   *out_executable = &executable->base;

@@ -24,7 +24,8 @@ static sample_semaphore_t* semaphore_cast(kiln_hal_semaphore_t* semaphore) {
   return (sample_semaphore_t*)semaphore;
 }
 
-static void semaphore_destroy(kiln_hal_semaphore_t* base) {
+static void semaphore_destroy(kiln_hal_resource_t* resource) {
+  kiln_hal_semaphore_t* base = (kiln_hal_semaphore_t*)resource;
   sample_semaphore_t* semaphore = semaphore_cast(base);
   sample_status_free(semaphore->failure);
   pthread_cond_destroy(&semaphore->changed);

@@ -119,7 +119,12 @@ kiln_status_t kiln_status_clone(kiln_status_t status) {
 }
 
 const char* kiln_status_code_string(kiln_status_code_t code) {
-  switch (code) {
+  // A C caller may pass any int. In C++ reading an enum object that holds a
+  // value outside the enum's range is undefined (clang's -fsanitize=enum), so
+  // the value is looked at as the int it is.
+  int value;
+  std::memcpy(&value, &code, sizeof(value));
+  switch (value) {
     case KILN_STATUS_OK: return "OK";
     case KILN_STATUS_CANCELLED: return "CANCELLED";
     case KILN_STATUS_UNKNOWN: return "UNKNOWN";

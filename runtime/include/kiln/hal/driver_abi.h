@@ -12,7 +12,13 @@
 //    come from another driver).
 //  - Initialize the base with the kiln_hal_*_initialize helpers below (they
 //    set the reference count to 1). `destroy` in each vtable is called when
-//    the count drops to zero and must free the object.
+//    the count drops to zero and must free the object. It has the same type
+//    in every vtable, void (*)(kiln_hal_resource_t*), so that the generic
+//    release below calls it through a pointer of its own type (calling a
+//    function through a pointer of another function type is undefined
+//    behaviour, which clang's -fsanitize=function reports); it receives the
+//    object's resource header, which is the first member of the base struct
+//    and so has the object's address: cast it back.
 //  - The HAL core validates arguments before calling a vtable function
 //    (non-NULL pointers, command buffer states, buffer ranges of concrete
 //    buffers, export ordinals and binding/push constant counts), so a vtable
@@ -50,7 +56,8 @@ extern "C" {
 
 // Header of every HAL object. |ref_count| is only touched with atomic
 // builtins (kiln_hal_resource_retain/release below). |vtable| points at the
-// driver's vtable for the object kind; every vtable starts with `destroy`.
+// driver's vtable for the object kind; every vtable starts with the same
+// `destroy` member as kiln_hal_resource_vtable_t.
 typedef struct kiln_hal_resource_t {
   int32_t ref_count;
   uint32_t reserved;
@@ -112,7 +119,7 @@ struct kiln_hal_driver_t {
 };
 
 typedef struct kiln_hal_driver_vtable_t {
-  void (*destroy)(kiln_hal_driver_t* driver);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*enumerate_devices)(kiln_hal_driver_t* driver,
                                      uint32_t capacity,
                                      kiln_hal_device_info_t* out_infos,
@@ -133,7 +140,7 @@ struct kiln_hal_device_t {
 };
 
 typedef struct kiln_hal_device_vtable_t {
-  void (*destroy)(kiln_hal_device_t* device);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*query_info)(kiln_hal_device_t* device,
                               kiln_hal_device_info_t* out_info);
   // Borrowed; lives as long as the device.
@@ -204,7 +211,7 @@ struct kiln_hal_allocator_t {
 };
 
 typedef struct kiln_hal_allocator_vtable_t {
-  void (*destroy)(kiln_hal_allocator_t* allocator);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*allocate_buffer)(kiln_hal_allocator_t* allocator,
                                    const kiln_hal_buffer_params_t* params,
                                    kiln_device_size_t size,
@@ -221,7 +228,7 @@ struct kiln_hal_buffer_t {
 };
 
 typedef struct kiln_hal_buffer_vtable_t {
-  void (*destroy)(kiln_hal_buffer_t* buffer);
+  void (*destroy)(kiln_hal_resource_t* resource);
   // Range already validated against byte_length and HOST_VISIBLE. Returns
   // FAILED_PRECONDITION if the storage does not exist (queue_alloca).
   kiln_status_t (*map_range)(kiln_hal_buffer_t* buffer,
@@ -252,7 +259,7 @@ struct kiln_hal_semaphore_t {
 // Semaphores must support waits from any thread and from other drivers'
 // queues (through this vtable), so that work can be chained across devices.
 typedef struct kiln_hal_semaphore_vtable_t {
-  void (*destroy)(kiln_hal_semaphore_t* semaphore);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*query)(kiln_hal_semaphore_t* semaphore, uint64_t* out_value);
   kiln_status_t (*signal)(kiln_hal_semaphore_t* semaphore, uint64_t value);
   // Takes ownership of |status| (never OK).
@@ -296,7 +303,7 @@ static inline void kiln_hal_command_buffer_initialize(
 // WHOLE_BUFFER) when |buffer| is concrete; slot refs keep the caller's
 // length (WHOLE_BUFFER meaning the rest of the binding).
 typedef struct kiln_hal_command_buffer_vtable_t {
-  void (*destroy)(kiln_hal_command_buffer_t* command_buffer);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*begin)(kiln_hal_command_buffer_t* command_buffer);
   kiln_status_t (*end)(kiln_hal_command_buffer_t* command_buffer);
   kiln_status_t (*execution_barrier)(kiln_hal_command_buffer_t* command_buffer);
@@ -332,7 +339,7 @@ struct kiln_hal_executable_cache_t {
 };
 
 typedef struct kiln_hal_executable_cache_vtable_t {
-  void (*destroy)(kiln_hal_executable_cache_t* cache);
+  void (*destroy)(kiln_hal_resource_t* resource);
   bool (*can_prepare_format)(kiln_hal_executable_cache_t* cache,
                              const char* format);
   // Params validated by the core (non-NULL format/data, export names).
@@ -350,7 +357,7 @@ struct kiln_hal_executable_t {
 };
 
 typedef struct kiln_hal_executable_vtable_t {
-  void (*destroy)(kiln_hal_executable_t* executable);
+  void (*destroy)(kiln_hal_resource_t* resource);
 } kiln_hal_executable_vtable_t;
 
 // Channel --------------------------------------------------------------------
@@ -362,7 +369,7 @@ struct kiln_hal_channel_t {
 };
 
 typedef struct kiln_hal_channel_vtable_t {
-  void (*destroy)(kiln_hal_channel_t* channel);
+  void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*split)(kiln_hal_channel_t* channel, int32_t color,
                          int32_t key, kiln_hal_channel_t** out_channel);
 } kiln_hal_channel_vtable_t;

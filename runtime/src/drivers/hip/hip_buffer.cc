@@ -30,8 +30,8 @@ const char* kindName(MemoryKind kind) {
   return "?";
 }
 
-void destroyBuffer(kiln_hal_buffer_t* base) {
-  HipBuffer* buffer = cast(base);
+void destroyBuffer(kiln_hal_resource_t* resource) {
+  HipBuffer* buffer = cast(reinterpret_cast<kiln_hal_buffer_t*>(resource));
   uint8_t* storage = buffer->storage.exchange(nullptr);
   if (storage)
     freeDetached(*buffer->context, buffer->kind, storage,
@@ -60,7 +60,7 @@ kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
 const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
                                                 unmapRange};
 
-void destroyAllocator(kiln_hal_allocator_t*) {
+void destroyAllocator(kiln_hal_resource_t*) {
   // Owned by the device; never destroyed through its reference count.
 }
 

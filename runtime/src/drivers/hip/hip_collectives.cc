@@ -39,7 +39,7 @@ struct HipChannel {
   void* hostSignatures = nullptr;
 };
 
-void destroyChannel(kiln_hal_channel_t* base);
+void destroyChannel(kiln_hal_resource_t* resource);
 kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel);
 const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel};
@@ -133,7 +133,8 @@ kiln_status_t newChannel(std::shared_ptr<const DeviceContext> context,
   return nullptr;
 }
 
-void destroyChannel(kiln_hal_channel_t* base) {
+void destroyChannel(kiln_hal_resource_t* resource) {
+  kiln_hal_channel_t* base = reinterpret_cast<kiln_hal_channel_t*>(resource);
   HipChannel* channel = asHipChannel(base);
   const DeviceContext& context = *channel->context;
   kiln_status_t status = context.bind();

@@ -59,8 +59,9 @@ void destroyGraph(const DeviceContext& context, CachedGraph& entry) {
   if (entry.graph) context.platform->graphDestroy(entry.graph);
 }
 
-void destroy(kiln_hal_command_buffer_t* base) {
-  HipCommandBuffer* commandBuffer = cast(base);
+void destroy(kiln_hal_resource_t* resource) {
+  HipCommandBuffer* commandBuffer =
+      cast(reinterpret_cast<kiln_hal_command_buffer_t*>(resource));
   const DeviceContext& context = *commandBuffer->context;
   if (!commandBuffer->graphs.empty() || commandBuffer->pinnedBytes) {
     kiln_status_t status = context.bind();

@@ -481,8 +481,8 @@ void HipDevice::completionMain() {
 // Vtable
 //===----------------------------------------------------------------------===//
 
-void destroy(kiln_hal_device_t* base) {
-  HipDevice* device = cast(base);
+void destroy(kiln_hal_resource_t* resource) {
+  HipDevice* device = cast(reinterpret_cast<kiln_hal_device_t*>(resource));
   device->queue.stop();
   const DeviceContext& context = *device->context;
   if (context.comms->any()) {

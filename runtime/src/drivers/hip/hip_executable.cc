@@ -26,8 +26,8 @@ struct HipExecutable {
   }
 };
 
-void destroyExecutable(kiln_hal_executable_t* base) {
-  delete reinterpret_cast<HipExecutable*>(base);
+void destroyExecutable(kiln_hal_resource_t* resource) {
+  delete reinterpret_cast<HipExecutable*>(resource);
 }
 
 const kiln_hal_executable_vtable_t kExecutableVTable = {destroyExecutable};
@@ -41,7 +41,9 @@ HipExecutableCache* cast(kiln_hal_executable_cache_t* cache) {
   return reinterpret_cast<HipExecutableCache*>(cache);
 }
 
-void destroyCache(kiln_hal_executable_cache_t* base) { delete cast(base); }
+void destroyCache(kiln_hal_resource_t* resource) {
+  delete cast(reinterpret_cast<kiln_hal_executable_cache_t*>(resource));
+}
 
 std::string deviceTarget(const DeviceContext& context) {
   return std::string(context.platform->targetBackend()) + ":" + context.arch;

@@ -67,8 +67,9 @@ HipSemaphore* cast(kiln_hal_semaphore_t* semaphore) {
   return reinterpret_cast<HipSemaphore*>(semaphore);
 }
 
-void destroy(kiln_hal_semaphore_t* base) {
-  HipSemaphore* semaphore = cast(base);
+void destroy(kiln_hal_resource_t* resource) {
+  HipSemaphore* semaphore =
+      cast(reinterpret_cast<kiln_hal_semaphore_t*>(resource));
   freeStatus(semaphore->failure);
   delete semaphore;
 }

@@ -19,8 +19,8 @@ LocalBuffer* cast(kiln_hal_buffer_t* buffer) {
   return reinterpret_cast<LocalBuffer*>(buffer);
 }
 
-void destroyBuffer(kiln_hal_buffer_t* base) {
-  LocalBuffer* buffer = cast(base);
+void destroyBuffer(kiln_hal_resource_t* resource) {
+  LocalBuffer* buffer = cast(reinterpret_cast<kiln_hal_buffer_t*>(resource));
   freeStorage(buffer);
   delete buffer;
 }
@@ -46,7 +46,7 @@ kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
 const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
                                                 unmapRange};
 
-void destroyAllocator(kiln_hal_allocator_t*) {
+void destroyAllocator(kiln_hal_resource_t*) {
   // Owned by the device; never destroyed through its reference count.
 }
 

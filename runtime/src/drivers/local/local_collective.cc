@@ -70,7 +70,8 @@ LocalChannel* cast(kiln_hal_channel_t* base) {
   return reinterpret_cast<LocalChannel*>(base);
 }
 
-void destroyChannel(kiln_hal_channel_t* base) {
+void destroyChannel(kiln_hal_resource_t* resource) {
+  kiln_hal_channel_t* base = reinterpret_cast<kiln_hal_channel_t*>(resource);
   auto* channel = cast(base);
   {
     std::lock_guard<std::mutex> lock(channel->group->mutex);

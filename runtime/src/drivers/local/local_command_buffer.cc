@@ -33,7 +33,9 @@ LocalCommandBuffer* cast(kiln_hal_command_buffer_t* commandBuffer) {
   return reinterpret_cast<LocalCommandBuffer*>(commandBuffer);
 }
 
-void destroy(kiln_hal_command_buffer_t* base) { delete cast(base); }
+void destroy(kiln_hal_resource_t* resource) {
+  delete cast(reinterpret_cast<kiln_hal_command_buffer_t*>(resource));
+}
 
 kiln_status_t begin(kiln_hal_command_buffer_t*) { return nullptr; }
 kiln_status_t end(kiln_hal_command_buffer_t*) { return nullptr; }

@@ -119,8 +119,8 @@ void LocalDevice::queueMain() {
 // Vtable
 //===----------------------------------------------------------------------===//
 
-void destroy(kiln_hal_device_t* base) {
-  LocalDevice* device = cast(base);
+void destroy(kiln_hal_resource_t* resource) {
+  LocalDevice* device = cast(reinterpret_cast<kiln_hal_device_t*>(resource));
   device->queue.stop();
   device->thread.join();
   // Buffers that outlive the device free their storage directly.

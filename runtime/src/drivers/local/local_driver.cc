@@ -40,7 +40,9 @@ LocalDriver* cast(kiln_hal_driver_t* driver) {
   return reinterpret_cast<LocalDriver*>(driver);
 }
 
-void destroy(kiln_hal_driver_t* base) { delete cast(base); }
+void destroy(kiln_hal_resource_t* resource) {
+  delete cast(reinterpret_cast<kiln_hal_driver_t*>(resource));
+}
 
 kiln_status_t enumerateDevices(kiln_hal_driver_t* base, uint32_t capacity,
                                kiln_hal_device_info_t* outInfos,

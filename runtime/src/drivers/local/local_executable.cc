@@ -20,8 +20,8 @@ struct LocalExecutable {
   std::vector<kiln_host_kernel_fn_t> kernels;
 };
 
-void destroyExecutable(kiln_hal_executable_t* base) {
-  delete reinterpret_cast<LocalExecutable*>(base);
+void destroyExecutable(kiln_hal_resource_t* resource) {
+  delete reinterpret_cast<LocalExecutable*>(resource);
 }
 
 const kiln_hal_executable_vtable_t kExecutableVTable = {destroyExecutable};
@@ -30,8 +30,8 @@ struct LocalExecutableCache {
   kiln_hal_executable_cache_t base;
 };
 
-void destroyCache(kiln_hal_executable_cache_t* base) {
-  delete reinterpret_cast<LocalExecutableCache*>(base);
+void destroyCache(kiln_hal_resource_t* resource) {
+  delete reinterpret_cast<LocalExecutableCache*>(resource);
 }
 
 bool canPrepareFormat(kiln_hal_executable_cache_t*, const char* format) {

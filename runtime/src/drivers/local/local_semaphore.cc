@@ -20,8 +20,9 @@ LocalSemaphore* cast(kiln_hal_semaphore_t* semaphore) {
   return reinterpret_cast<LocalSemaphore*>(semaphore);
 }
 
-void destroy(kiln_hal_semaphore_t* base) {
-  LocalSemaphore* semaphore = cast(base);
+void destroy(kiln_hal_resource_t* resource) {
+  LocalSemaphore* semaphore =
+      cast(reinterpret_cast<kiln_hal_semaphore_t*>(resource));
   kiln_status_free(semaphore->failure);
   delete semaphore;
 }

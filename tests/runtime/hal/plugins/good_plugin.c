@@ -17,7 +17,9 @@ static kiln_status_t make_status(kiln_status_code_t code, const char* format,
   return status;
 }
 
-static void fake_destroy(kiln_hal_driver_t* driver) { free(driver); }
+static void fake_destroy(kiln_hal_resource_t* resource) {
+  free(resource);  // the resource begins the driver object
+}
 
 static kiln_status_t fake_enumerate(kiln_hal_driver_t* driver,
                                     uint32_t capacity,
