@@ -107,14 +107,14 @@ typedef struct kiln_instance_options_t {
 // Creates an instance. |options| may be NULL (defaults: built-in drivers plus
 // $KILN_HAL_DRIVER_PLUGINS). A plugin that fails to load fails the call with
 // a status naming it.
-kiln_status_t kiln_instance_create(
+KILN_MUST_USE_RESULT kiln_status_t kiln_instance_create(
     const kiln_instance_options_t* options, kiln_instance_t** out_instance);
 void kiln_instance_retain(kiln_instance_t* instance);
 void kiln_instance_release(kiln_instance_t* instance);
 
 // Loads one more driver plugin by path.
-kiln_status_t kiln_instance_load_plugin(
-    kiln_instance_t* instance, const char* path);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_instance_load_plugin(kiln_instance_t* instance, const char* path);
 
 // Writes the URIs of all available devices ("local://0\nlocal://1\n...", one
 // per line) into |buffer| like snprintf and returns the full length needed.
@@ -132,9 +132,8 @@ typedef struct kiln_device_t kiln_device_t;
 // Creates the device named by |uri|: "<driver>" (device 0) or
 // "<driver>://<N>", e.g. "local", "local://1". NOT_FOUND names the available
 // drivers and devices.
-kiln_status_t kiln_device_create(kiln_instance_t* instance,
-                                                 const char* uri,
-                                                 kiln_device_t** out_device);
+KILN_MUST_USE_RESULT kiln_status_t kiln_device_create(
+    kiln_instance_t* instance, const char* uri, kiln_device_t** out_device);
 void kiln_device_retain(kiln_device_t* device);
 void kiln_device_release(kiln_device_t* device);
 // Borrowed URI the device was created with.
@@ -157,11 +156,11 @@ typedef struct kiln_device_memory_stats_t {
 } kiln_device_memory_stats_t;
 
 // UNIMPLEMENTED for drivers without a buffer cache.
-kiln_status_t kiln_device_query_memory_stats(
+KILN_MUST_USE_RESULT kiln_status_t kiln_device_query_memory_stats(
     kiln_device_t* device, kiln_device_memory_stats_t* out_stats);
 // Gives the cached storage back to the system (buffers in use stay).
 // UNIMPLEMENTED for drivers without a buffer cache.
-kiln_status_t kiln_device_trim(kiln_device_t* device);
+KILN_MUST_USE_RESULT kiln_status_t kiln_device_trim(kiln_device_t* device);
 
 //===----------------------------------------------------------------------===//
 // Collective groups (SPMD programs)
@@ -211,10 +210,10 @@ typedef struct kiln_collective_group_params_t {
 // or a missing rendezvous when device_count < world_size; FAILED_PRECONDITION
 // when the devices' driver cannot connect ranks of several processes (the
 // local driver).
-kiln_status_t kiln_collective_group_create(
-    kiln_device_t* const* devices, size_t device_count,
-    const kiln_collective_group_params_t* params,
-    kiln_collective_group_t** out_group);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_collective_group_create(kiln_device_t* const* devices, size_t device_count,
+                             const kiln_collective_group_params_t* params,
+                             kiln_collective_group_t** out_group);
 void kiln_collective_group_retain(kiln_collective_group_t* group);
 // Releasing the last reference removes the devices from the group: modules
 // loaded afterwards on them get no channels (loaded ones keep theirs).
@@ -245,14 +244,13 @@ typedef struct kiln_function_t kiln_function_t;
 // Collective groups): FAILED_PRECONDITION when a function's grid size is not
 // the group's world size. On a device of no group, SPMD functions load but
 // calling them is FAILED_PRECONDITION.
-kiln_status_t kiln_module_load_file(kiln_device_t* device,
-                                                    const char* path,
-                                                    kiln_module_t** out_module);
+KILN_MUST_USE_RESULT kiln_status_t kiln_module_load_file(
+    kiln_device_t* device, const char* path, kiln_module_t** out_module);
 // Same from |size| bytes at |data|, which are copied (the caller may free
 // them after the call).
-kiln_status_t kiln_module_load_memory(
-    kiln_device_t* device, const void* data, size_t size,
-    kiln_module_t** out_module);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_module_load_memory(kiln_device_t* device, const void* data, size_t size,
+                        kiln_module_t** out_module);
 void kiln_module_retain(kiln_module_t* module);
 void kiln_module_release(kiln_module_t* module);
 
@@ -262,12 +260,12 @@ const char* kiln_module_name(const kiln_module_t* module);
 kiln_device_t* kiln_module_device(const kiln_module_t* module);
 size_t kiln_module_function_count(const kiln_module_t* module);
 // Function |index| (borrowed); OUT_OF_RANGE for a bad index.
-kiln_status_t kiln_module_function_at(
+KILN_MUST_USE_RESULT kiln_status_t kiln_module_function_at(
     const kiln_module_t* module, size_t index, kiln_function_t** out_function);
 // Function called |name| (borrowed). NOT_FOUND lists the module's functions.
-kiln_status_t kiln_module_lookup_function(
-    const kiln_module_t* module, const char* name,
-    kiln_function_t** out_function);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_module_lookup_function(const kiln_module_t* module, const char* name,
+                            kiln_function_t** out_function);
 
 // Reflection. Names and shapes are borrowed from the module.
 const char* kiln_function_name(const kiln_function_t* function);
@@ -276,12 +274,12 @@ size_t kiln_function_input_count(
 size_t kiln_function_output_count(
     const kiln_function_t* function);
 // Type of input/output |index|; OUT_OF_RANGE for a bad index.
-kiln_status_t kiln_function_input_type(
-    const kiln_function_t* function, size_t index,
-    kiln_tensor_type_t* out_type);
-kiln_status_t kiln_function_output_type(
-    const kiln_function_t* function, size_t index,
-    kiln_tensor_type_t* out_type);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_function_input_type(const kiln_function_t* function, size_t index,
+                         kiln_tensor_type_t* out_type);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_function_output_type(const kiln_function_t* function, size_t index,
+                          kiln_tensor_type_t* out_type);
 // Ranks |function| runs on: 1 for an ordinary function, the product of its
 // grid shape for an SPMD function (one that has channels); 0 for NULL.
 int32_t kiln_function_world_size(const kiln_function_t* function);
@@ -302,7 +300,7 @@ typedef struct kiln_buffer_view_t kiln_buffer_view_t;
 // element size x element count bytes (INVALID_ARGUMENT otherwise; NULL data is
 // allowed only for an empty tensor). |shape| has |rank| entries (may be NULL
 // for rank 0).
-kiln_status_t kiln_buffer_view_create_from_host(
+KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_create_from_host(
     kiln_device_t* device, kiln_element_type_t element_type, size_t rank,
     const int64_t* shape, const void* data, size_t data_length,
     kiln_buffer_view_t** out_view);
@@ -329,7 +327,7 @@ kiln_device_t* kiln_buffer_view_device(
 // Copies the view's contents to |data| (|data_length| must equal the byte
 // length). Waits first for the call that produced the view, if any; returns
 // that call's failure if it failed.
-kiln_status_t kiln_buffer_view_read(
+KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_read(
     const kiln_buffer_view_t* view, void* data, size_t data_length);
 
 //===----------------------------------------------------------------------===//
@@ -342,23 +340,23 @@ kiln_status_t kiln_buffer_view_read(
 typedef struct kiln_fence_t kiln_fence_t;
 
 // Creates an unsignaled fence on |device|.
-kiln_status_t kiln_fence_create(kiln_device_t* device,
-                                                kiln_fence_t** out_fence);
+KILN_MUST_USE_RESULT kiln_status_t kiln_fence_create(kiln_device_t* device,
+                                                     kiln_fence_t** out_fence);
 void kiln_fence_retain(kiln_fence_t* fence);
 void kiln_fence_release(kiln_fence_t* fence);
 
 // Signals the fence from the host. FAILED_PRECONDITION if already signaled;
 // the failure if it failed.
-kiln_status_t kiln_fence_signal(kiln_fence_t* fence);
+KILN_MUST_USE_RESULT kiln_status_t kiln_fence_signal(kiln_fence_t* fence);
 // Fails the fence with a copy of |status| (not taken; must be non-OK).
 void kiln_fence_fail(kiln_fence_t* fence, kiln_status_t status);
 // Waits until the fence is signaled (OK), failed (the failure) or
 // |timeout_ns| passes (DEADLINE_EXCEEDED). 0 polls; INT64_MAX waits forever.
-kiln_status_t kiln_fence_wait(kiln_fence_t* fence,
-                                              int64_t timeout_ns);
+KILN_MUST_USE_RESULT kiln_status_t kiln_fence_wait(kiln_fence_t* fence,
+                                                   int64_t timeout_ns);
 // Sets *out_signaled without waiting; returns the failure if the fence failed.
-kiln_status_t kiln_fence_query(kiln_fence_t* fence,
-                                               bool* out_signaled);
+KILN_MUST_USE_RESULT kiln_status_t kiln_fence_query(kiln_fence_t* fence,
+                                                    bool* out_signaled);
 
 //===----------------------------------------------------------------------===//
 // Calls
@@ -370,10 +368,10 @@ kiln_status_t kiln_fence_query(kiln_fence_t* fence,
 // and writes |output_count| (must equal the function's output count) new
 // views to |out_outputs|, each owned by the caller. Inputs must live on the
 // module's device. On failure no outputs are returned.
-kiln_status_t kiln_function_call(
-    kiln_function_t* function, size_t input_count,
-    kiln_buffer_view_t* const* inputs, size_t output_count,
-    kiln_buffer_view_t** out_outputs);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_function_call(kiln_function_t* function, size_t input_count,
+                   kiln_buffer_view_t* const* inputs, size_t output_count,
+                   kiln_buffer_view_t** out_outputs);
 
 // Like kiln_function_call but returns once the work is submitted: it starts
 // after |wait_fence| (NULL: no wait) is signaled and signals |signal_fence|
@@ -381,11 +379,11 @@ kiln_status_t kiln_function_call(
 // returned at once; reading them waits for the call. A call whose
 // wait_fence fails fails too, without running. Argument errors are returned
 // synchronously and submit nothing.
-kiln_status_t kiln_function_call_async(
-    kiln_function_t* function, size_t input_count,
-    kiln_buffer_view_t* const* inputs, kiln_fence_t* wait_fence,
-    kiln_fence_t* signal_fence, size_t output_count,
-    kiln_buffer_view_t** out_outputs);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_function_call_async(kiln_function_t* function, size_t input_count,
+                         kiln_buffer_view_t* const* inputs,
+                         kiln_fence_t* wait_fence, kiln_fence_t* signal_fence,
+                         size_t output_count, kiln_buffer_view_t** out_outputs);
 
 // Where the time of a call goes. kiln_function_profile runs one synchronous
 // call like kiln_function_call and times each command of the function's
@@ -413,7 +411,7 @@ typedef struct kiln_call_profile_t {
 // kiln_call_profile_free). UNIMPLEMENTED for drivers that cannot time
 // commands. The function's module must stay loaded while the profile's
 // names are used.
-kiln_status_t kiln_function_profile(
+KILN_MUST_USE_RESULT kiln_status_t kiln_function_profile(
     kiln_function_t* function, size_t input_count,
     kiln_buffer_view_t* const* inputs, size_t output_count,
     kiln_buffer_view_t** out_outputs, kiln_call_profile_t** out_profile);

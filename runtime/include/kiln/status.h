@@ -26,6 +26,11 @@
 extern "C" {
 #endif
 
+// Every function of the public headers that returns a kiln_status_t is
+// declared KILN_MUST_USE_RESULT: dropping a status leaks it and ignores an
+// error, so GCC and clang warn (-Wunused-result; the runtime, its tools and
+// tests build with -Werror=unused-result). Free a status you do not need
+// with kiln_status_free (GCC does not accept a (void) cast).
 #if defined(__GNUC__) || defined(__clang__)
 #define KILN_PRINTF_FORMAT(fmt_index, args_index) \
   __attribute__((format(printf, fmt_index, args_index)))
@@ -67,10 +72,12 @@ typedef struct kiln_status_record_t* kiln_status_t;
 
 // Creates a status with |code| and a printf-style message. |code| OK returns
 // NULL (OK) and ignores the message.
-kiln_status_t kiln_make_status(kiln_status_code_t code, const char* format,
-                               ...) KILN_PRINTF_FORMAT(2, 3);
-kiln_status_t kiln_make_status_v(kiln_status_code_t code, const char* format,
-                                 va_list args);
+KILN_MUST_USE_RESULT kiln_status_t kiln_make_status(kiln_status_code_t code,
+                                                    const char* format, ...)
+    KILN_PRINTF_FORMAT(2, 3);
+KILN_MUST_USE_RESULT kiln_status_t kiln_make_status_v(kiln_status_code_t code,
+                                                      const char* format,
+                                                      va_list args);
 
 // The code of |status|; KILN_STATUS_OK for NULL.
 kiln_status_code_t kiln_status_code(kiln_status_t status);
@@ -88,14 +95,16 @@ kiln_status_code_t kiln_status_consume_code(kiln_status_t status);
 // Adds context to a failing |status| (takes ownership, returns the status to
 // use from now on; it may be a different pointer). The annotation is appended
 // to the message as "; <annotation>". OK stays OK.
-kiln_status_t kiln_status_annotate(kiln_status_t status, const char* format,
-                                   ...) KILN_PRINTF_FORMAT(2, 3);
-kiln_status_t kiln_status_annotate_v(kiln_status_t status, const char* format,
-                                     va_list args);
+KILN_MUST_USE_RESULT kiln_status_t kiln_status_annotate(kiln_status_t status,
+                                                        const char* format, ...)
+    KILN_PRINTF_FORMAT(2, 3);
+KILN_MUST_USE_RESULT kiln_status_t kiln_status_annotate_v(kiln_status_t status,
+                                                          const char* format,
+                                                          va_list args);
 
 // A new status with the same code and message (NULL for NULL). Used to hand a
 // sticky failure (e.g. a failed semaphore) to many waiters.
-kiln_status_t kiln_status_clone(kiln_status_t status);
+KILN_MUST_USE_RESULT kiln_status_t kiln_status_clone(kiln_status_t status);
 
 // "OK", "INVALID_ARGUMENT", ... ("UNKNOWN_CODE" for values outside the enum).
 const char* kiln_status_code_string(kiln_status_code_t code);

@@ -409,7 +409,7 @@ typedef uint32_t (*kiln_hal_driver_plugin_query_fn_t)(
 // Registers an in-process plugin (how built-in drivers register; also handy
 // for embedders that link a driver statically). Same checks as loading a
 // plugin from a file.
-kiln_status_t kiln_hal_driver_registry_register_plugin(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_registry_register_plugin(
     kiln_hal_driver_registry_t* registry,
     kiln_hal_driver_plugin_query_fn_t query_fn);
 

@@ -125,14 +125,15 @@ typedef struct kiln_hal_driver_info_t {
 #define KILN_HAL_DRIVER_PLUGINS_ENV "KILN_HAL_DRIVER_PLUGINS"
 
 // Creates an empty registry.
-kiln_status_t kiln_hal_driver_registry_create(
-    kiln_hal_driver_registry_t** out_registry);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_driver_registry_create(kiln_hal_driver_registry_t** out_registry);
 void kiln_hal_driver_registry_retain(kiln_hal_driver_registry_t* registry);
 void kiln_hal_driver_registry_release(kiln_hal_driver_registry_t* registry);
 
 // Registers the drivers compiled into the runtime (today: "local"). They go
 // through the same plugin ABI as external plugins. Idempotent.
-kiln_status_t kiln_hal_driver_registry_register_builtin_drivers(
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_driver_registry_register_builtin_drivers(
     kiln_hal_driver_registry_t* registry);
 
 // Loads the driver plugin at |path| (dlopen + the entry symbol
@@ -141,33 +142,34 @@ kiln_status_t kiln_hal_driver_registry_register_builtin_drivers(
 // symbol), INCOMPATIBLE (ABI version mismatch), ALREADY_EXISTS (a driver of
 // that name is registered). The library stays loaded until the process exits
 // (objects it created may outlive the registry).
-kiln_status_t kiln_hal_driver_registry_load_plugin(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_registry_load_plugin(
     kiln_hal_driver_registry_t* registry, const char* path);
 
 // Loads every plugin listed in $KILN_HAL_DRIVER_PLUGINS (colon-separated;
 // empty entries skipped). Unset or empty variable: OK, nothing loaded. Stops
 // at the first failing plugin, naming it.
-kiln_status_t kiln_hal_driver_registry_load_plugins_from_env(
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_driver_registry_load_plugins_from_env(
     kiln_hal_driver_registry_t* registry);
 
 // Number of registered drivers and their info by index (registration order).
 uint32_t kiln_hal_driver_registry_driver_count(
     kiln_hal_driver_registry_t* registry);
-kiln_status_t kiln_hal_driver_registry_driver_info(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_registry_driver_info(
     kiln_hal_driver_registry_t* registry, uint32_t index,
     kiln_hal_driver_info_t* out_info);
 
 // Returns the driver named |name| (creating it on first use; later calls
 // return the same driver), retained for the caller. NOT_FOUND lists the
 // registered drivers.
-kiln_status_t kiln_hal_driver_registry_get_driver(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_registry_get_driver(
     kiln_hal_driver_registry_t* registry, const char* name,
     kiln_hal_driver_t** out_driver);
 
 // Creates a device from a URI: "<driver>" (device 0) or "<driver>://<N>"
 // (device ordinal N), e.g. "local", "local://1", "hip://0". Unknown driver
 // or ordinal: NOT_FOUND naming what exists.
-kiln_status_t kiln_hal_driver_registry_create_device(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_registry_create_device(
     kiln_hal_driver_registry_t* registry, const char* uri,
     kiln_hal_device_t** out_device);
 
@@ -189,19 +191,19 @@ const char* kiln_hal_driver_name(kiln_hal_driver_t* driver);
 
 // Writes up to |capacity| device infos into |out_infos| (may be NULL when
 // capacity is 0) and the total number of devices into |out_count|.
-kiln_status_t kiln_hal_driver_enumerate_devices(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_enumerate_devices(
     kiln_hal_driver_t* driver, uint32_t capacity,
     kiln_hal_device_info_t* out_infos, uint32_t* out_count);
 
 // Creates device |ordinal|. NOT_FOUND if it does not exist.
-kiln_status_t kiln_hal_driver_create_device(kiln_hal_driver_t* driver,
-                                            uint32_t ordinal,
-                                            kiln_hal_device_t** out_device);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_driver_create_device(kiln_hal_driver_t* driver, uint32_t ordinal,
+                              kiln_hal_device_t** out_device);
 
 // Same, with driver options: the query part of a device URI
 // ("key=value&key=value", without the '?'; "" for none). A driver rejects
 // keys and values it does not know with INVALID_ARGUMENT naming them.
-kiln_status_t kiln_hal_driver_create_device_with_options(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_driver_create_device_with_options(
     kiln_hal_driver_t* driver, uint32_t ordinal, const char* options,
     kiln_hal_device_t** out_device);
 
@@ -254,7 +256,7 @@ kiln_hal_allocator_t* kiln_hal_device_allocator(kiln_hal_device_t* device);
 // Allocates a buffer of |size| bytes (> 0) whose storage is usable
 // immediately. RESOURCE_EXHAUSTED when memory runs out; INVALID_ARGUMENT for
 // a size of 0 or an unsupported memory type/usage.
-kiln_status_t kiln_hal_allocator_allocate_buffer(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_allocator_allocate_buffer(
     kiln_hal_allocator_t* allocator, const kiln_hal_buffer_params_t* params,
     kiln_device_size_t size, kiln_hal_buffer_t** out_buffer);
 
@@ -279,23 +281,21 @@ typedef struct kiln_hal_buffer_mapping_t {
 // does not exist (a queue_alloca'd buffer before its alloca ran or after its
 // dealloca). The caller must not access the memory while the device may
 // write it (synchronize with semaphores).
-kiln_status_t kiln_hal_buffer_map_range(kiln_hal_buffer_t* buffer,
-                                        kiln_hal_memory_access_t access,
-                                        kiln_device_size_t offset,
-                                        kiln_device_size_t length,
-                                        kiln_hal_buffer_mapping_t* out_mapping);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_map_range(
+    kiln_hal_buffer_t* buffer, kiln_hal_memory_access_t access,
+    kiln_device_size_t offset, kiln_device_size_t length,
+    kiln_hal_buffer_mapping_t* out_mapping);
 // Ends a mapping made by kiln_hal_buffer_map_range (flushes if needed).
-kiln_status_t kiln_hal_buffer_unmap_range(kiln_hal_buffer_t* buffer,
-                                          kiln_hal_buffer_mapping_t* mapping);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_unmap_range(
+    kiln_hal_buffer_t* buffer, kiln_hal_buffer_mapping_t* mapping);
 
 // Synchronous host copies through a mapping (same errors as map_range).
-kiln_status_t kiln_hal_buffer_read(kiln_hal_buffer_t* buffer,
-                                   kiln_device_size_t offset, void* target,
-                                   kiln_device_size_t length);
-kiln_status_t kiln_hal_buffer_write(kiln_hal_buffer_t* buffer,
-                                    kiln_device_size_t offset,
-                                    const void* source,
-                                    kiln_device_size_t length);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_buffer_read(kiln_hal_buffer_t* buffer, kiln_device_size_t offset,
+                     void* target, kiln_device_size_t length);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_buffer_write(kiln_hal_buffer_t* buffer, kiln_device_size_t offset,
+                      const void* source, kiln_device_size_t length);
 
 //===----------------------------------------------------------------------===//
 // Timeline semaphores
@@ -309,22 +309,22 @@ kiln_status_t kiln_hal_buffer_write(kiln_hal_buffer_t* buffer,
 // The payload reported by a failed semaphore.
 #define KILN_HAL_SEMAPHORE_FAILURE_VALUE ((uint64_t)-1)
 
-kiln_status_t kiln_hal_semaphore_create(kiln_hal_device_t* device,
-                                        uint64_t initial_value,
-                                        kiln_hal_semaphore_t** out_semaphore);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_semaphore_create(kiln_hal_device_t* device, uint64_t initial_value,
+                          kiln_hal_semaphore_t** out_semaphore);
 void kiln_hal_semaphore_retain(kiln_hal_semaphore_t* semaphore);
 void kiln_hal_semaphore_release(kiln_hal_semaphore_t* semaphore);
 
 // Current payload. If the semaphore failed: *out_value is
 // KILN_HAL_SEMAPHORE_FAILURE_VALUE and a clone of the failure is returned.
-kiln_status_t kiln_hal_semaphore_query(kiln_hal_semaphore_t* semaphore,
-                                       uint64_t* out_value);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_semaphore_query(kiln_hal_semaphore_t* semaphore, uint64_t* out_value);
 
 // Sets the payload to |value| from the host and wakes waiters.
 // OUT_OF_RANGE if |value| is not greater than the current payload (timelines
 // only move forward); the failure status if the semaphore failed.
-kiln_status_t kiln_hal_semaphore_signal(kiln_hal_semaphore_t* semaphore,
-                                        uint64_t value);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_semaphore_signal(kiln_hal_semaphore_t* semaphore, uint64_t value);
 
 // Fails the semaphore with |status| (ownership taken; an OK status becomes
 // an INTERNAL one). Later failures keep the first status.
@@ -334,9 +334,9 @@ void kiln_hal_semaphore_fail(kiln_hal_semaphore_t* semaphore,
 // Blocks until payload >= |value|, the semaphore fails (returns a clone of
 // the failure), or |timeout_ns| passes (DEADLINE_EXCEEDED; a timeout of 0
 // polls). KILN_DURATION_INFINITE waits forever.
-kiln_status_t kiln_hal_semaphore_wait(kiln_hal_semaphore_t* semaphore,
-                                      uint64_t value,
-                                      kiln_duration_t timeout_ns);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_semaphore_wait(kiln_hal_semaphore_t* semaphore, uint64_t value,
+                        kiln_duration_t timeout_ns);
 
 // A list of (semaphore, value) pairs: the waits or signals of an operation.
 // Arrays are borrowed for the duration of a call.
@@ -348,8 +348,8 @@ typedef struct kiln_hal_semaphore_list_t {
 
 // Waits until every semaphore of |list| reaches its value, one shared
 // deadline for all (first failure or DEADLINE_EXCEEDED is returned).
-kiln_status_t kiln_hal_semaphore_list_wait(const kiln_hal_semaphore_list_t* list,
-                                           kiln_duration_t timeout_ns);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_semaphore_list_wait(
+    const kiln_hal_semaphore_list_t* list, kiln_duration_t timeout_ns);
 
 //===----------------------------------------------------------------------===//
 // Executables
@@ -381,7 +381,7 @@ typedef struct kiln_hal_executable_params_t {
 
 // An executable cache prepares executables for one device (and may cache
 // them). Thread-safe.
-kiln_status_t kiln_hal_executable_cache_create(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_executable_cache_create(
     kiln_hal_device_t* device, kiln_hal_executable_cache_t** out_cache);
 void kiln_hal_executable_cache_retain(kiln_hal_executable_cache_t* cache);
 void kiln_hal_executable_cache_release(kiln_hal_executable_cache_t* cache);
@@ -394,7 +394,7 @@ bool kiln_hal_executable_cache_can_prepare_format(
 // Loads a binary. INCOMPATIBLE for a format the device cannot run;
 // INVALID_ARGUMENT for a binary that does not load (corrupt) or lacks an
 // export (naming it).
-kiln_status_t kiln_hal_executable_cache_prepare_executable(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_executable_cache_prepare_executable(
     kiln_hal_executable_cache_t* cache,
     const kiln_hal_executable_params_t* params,
     kiln_hal_executable_t** out_executable);
@@ -431,26 +431,26 @@ typedef struct kiln_hal_channel_params_t {
 // process, or through a rendezvous between processes); every rank then calls
 // kiln_hal_channel_create with it. Writes at most |capacity| bytes.
 // UNIMPLEMENTED where the driver has no collectives.
-kiln_status_t kiln_hal_channel_id_create(kiln_hal_device_t* device,
-                                         uint8_t* out_id, size_t capacity,
-                                         size_t* out_length);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_channel_id_create(kiln_hal_device_t* device, uint8_t* out_id,
+                           size_t capacity, size_t* out_length);
 
 // Joins rank |params->rank| of the group named by |params->id|. May block
 // until all |params->count| ranks joined (NCCL/RCCL do): create the channels
 // of one process's ranks from separate threads. UNIMPLEMENTED where the
 // driver has no collectives.
-kiln_status_t kiln_hal_channel_create(kiln_hal_device_t* device,
-                                      const kiln_hal_channel_params_t* params,
-                                      kiln_hal_channel_t** out_channel);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_channel_create(
+    kiln_hal_device_t* device, const kiln_hal_channel_params_t* params,
+    kiln_hal_channel_t** out_channel);
 void kiln_hal_channel_retain(kiln_hal_channel_t* channel);
 void kiln_hal_channel_release(kiln_hal_channel_t* channel);
 int32_t kiln_hal_channel_rank(const kiln_hal_channel_t* channel);
 int32_t kiln_hal_channel_count(const kiln_hal_channel_t* channel);
 // Splits |channel| into sub-groups: ranks with the same |color| form a new
 // channel, ordered by |key| (MPI_Comm_split semantics).
-kiln_status_t kiln_hal_channel_split(kiln_hal_channel_t* channel,
-                                     int32_t color, int32_t key,
-                                     kiln_hal_channel_t** out_channel);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_channel_split(kiln_hal_channel_t* channel, int32_t color, int32_t key,
+                       kiln_hal_channel_t** out_channel);
 
 typedef enum kiln_hal_collective_kind_e {
   KILN_HAL_COLLECTIVE_ALL_REDUCE = 0,
@@ -522,7 +522,7 @@ typedef struct kiln_hal_binding_table_t {
 
 // Creates a command buffer that may reference binding-table slots
 // [0, binding_capacity).
-kiln_status_t kiln_hal_command_buffer_create(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_create(
     kiln_hal_device_t* device, kiln_hal_command_buffer_mode_t mode,
     uint32_t binding_capacity, kiln_hal_command_buffer_t** out_command_buffer);
 void kiln_hal_command_buffer_retain(kiln_hal_command_buffer_t* command_buffer);
@@ -535,29 +535,29 @@ uint32_t kiln_hal_command_buffer_binding_capacity(
 // Recording. begin once, record, end once; FAILED_PRECONDITION otherwise.
 // A command with invalid arguments returns an error and is not recorded
 // (the command buffer stays usable).
-kiln_status_t kiln_hal_command_buffer_begin(
-    kiln_hal_command_buffer_t* command_buffer);
-kiln_status_t kiln_hal_command_buffer_end(
-    kiln_hal_command_buffer_t* command_buffer);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_command_buffer_begin(kiln_hal_command_buffer_t* command_buffer);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_command_buffer_end(kiln_hal_command_buffer_t* command_buffer);
 
-kiln_status_t kiln_hal_command_buffer_execution_barrier(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_execution_barrier(
     kiln_hal_command_buffer_t* command_buffer);
 
 // Fills |target| with a repeating |pattern| of 1, 2, 4 or 8 bytes; the
 // target offset and length must be multiples of the pattern length.
-kiln_status_t kiln_hal_command_buffer_fill_buffer(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_fill_buffer(
     kiln_hal_command_buffer_t* command_buffer, kiln_hal_buffer_ref_t target,
     const void* pattern, size_t pattern_length);
 
 // Copies |source_length| bytes of host data, captured at record time, into
 // |target| (target.length must equal source_length or be WHOLE_BUFFER).
-kiln_status_t kiln_hal_command_buffer_update_buffer(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_update_buffer(
     kiln_hal_command_buffer_t* command_buffer, const void* source,
     size_t source_length, kiln_hal_buffer_ref_t target);
 
 // Copies between buffers (equal lengths; ranges may not overlap when they
 // are in the same buffer).
-kiln_status_t kiln_hal_command_buffer_copy_buffer(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_copy_buffer(
     kiln_hal_command_buffer_t* command_buffer, kiln_hal_buffer_ref_t source,
     kiln_hal_buffer_ref_t target);
 
@@ -565,7 +565,7 @@ kiln_status_t kiln_hal_command_buffer_copy_buffer(
 // |workgroup_count| (NULL: the export's declared count). |bindings| must have
 // the export's binding_count entries and |push_constants| its
 // push_constant_count values (both copied at record time).
-kiln_status_t kiln_hal_command_buffer_dispatch(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_dispatch(
     kiln_hal_command_buffer_t* command_buffer,
     kiln_hal_executable_t* executable, uint32_t export_ordinal,
     const uint32_t workgroup_count[3], uint32_t push_constant_count,
@@ -574,7 +574,7 @@ kiln_status_t kiln_hal_command_buffer_dispatch(
 
 // Runs a collective over |channel| (retained). UNIMPLEMENTED where the
 // driver has no collectives.
-kiln_status_t kiln_hal_command_buffer_collective(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_command_buffer_collective(
     kiln_hal_command_buffer_t* command_buffer, kiln_hal_channel_t* channel,
     const kiln_hal_collective_op_t* op, kiln_hal_buffer_ref_t send,
     kiln_hal_buffer_ref_t recv);
@@ -591,42 +591,43 @@ kiln_status_t kiln_hal_command_buffer_collective(
 
 void kiln_hal_device_retain(kiln_hal_device_t* device);
 void kiln_hal_device_release(kiln_hal_device_t* device);
-kiln_status_t kiln_hal_device_info(kiln_hal_device_t* device,
-                                   kiln_hal_device_info_t* out_info);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_info(
+    kiln_hal_device_t* device, kiln_hal_device_info_t* out_info);
 // Borrowed name of the driver that created the device ("local").
 const char* kiln_hal_device_driver_name(kiln_hal_device_t* device);
 
 // Stream-ordered allocation: returns a buffer object immediately whose
 // storage exists once the signal semaphores are reached (until a dealloca).
-kiln_status_t kiln_hal_device_queue_alloca(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_alloca(
     kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
-    const kiln_hal_semaphore_list_t* wait, const kiln_hal_semaphore_list_t* signal,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal,
     const kiln_hal_buffer_params_t* params, kiln_device_size_t size,
     kiln_hal_buffer_t** out_buffer);
 
 // Stream-ordered release of a queue_alloca'd buffer's storage (the buffer
 // object itself lives until its last release).
-kiln_status_t kiln_hal_device_queue_dealloca(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_dealloca(
     kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
-    const kiln_hal_semaphore_list_t* wait, const kiln_hal_semaphore_list_t* signal,
-    kiln_hal_buffer_t* buffer);
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, kiln_hal_buffer_t* buffer);
 
 // Executes |command_buffer_count| command buffers in order. |binding_tables|
 // may be NULL (no command buffer uses slots) or hold one table per command
 // buffer; a table must have at least the command buffer's binding_capacity
 // entries and bind every slot the command buffer uses. With zero command
 // buffers this is a queue barrier (waits, then signals).
-kiln_status_t kiln_hal_device_queue_execute(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_execute(
     kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
-    const kiln_hal_semaphore_list_t* wait, const kiln_hal_semaphore_list_t* signal,
-    uint32_t command_buffer_count,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
     kiln_hal_command_buffer_t* const* command_buffers,
     const kiln_hal_binding_table_t* binding_tables);
 
 // Makes sure enqueued work will make progress without further submissions
 // (drivers that batch); a no-op on drivers that issue eagerly.
-kiln_status_t kiln_hal_device_queue_flush(kiln_hal_device_t* device,
-                                          kiln_hal_queue_affinity_t affinity);
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_flush(
+    kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity);
 
 //===----------------------------------------------------------------------===//
 // Device memory
@@ -653,12 +654,13 @@ typedef struct kiln_hal_device_memory_stats_t {
 // Statistics of the memory the device's allocator manages (buffers of the
 // device's own memory kind; drivers may leave out special kinds such as
 // managed memory). UNIMPLEMENTED for drivers without a cache.
-kiln_status_t kiln_hal_device_query_memory_stats(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_query_memory_stats(
     kiln_hal_device_t* device, kiln_hal_device_memory_stats_t* out_stats);
 
 // Gives every cached block back to the system. Buffers in use are not
 // affected. UNIMPLEMENTED for drivers without a cache.
-kiln_status_t kiln_hal_device_trim(kiln_hal_device_t* device);
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_hal_device_trim(kiln_hal_device_t* device);
 
 //===----------------------------------------------------------------------===//
 // Profiling
@@ -700,10 +702,10 @@ typedef struct kiln_hal_execution_profile_t {
 // graphs issues them command by command, with events around each), so use
 // it to see where the time goes, not as the fast path. UNIMPLEMENTED for
 // drivers that cannot time commands.
-kiln_status_t kiln_hal_device_queue_execute_profiled(
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_execute_profiled(
     kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
-    const kiln_hal_semaphore_list_t* wait, const kiln_hal_semaphore_list_t* signal,
-    uint32_t command_buffer_count,
+    const kiln_hal_semaphore_list_t* wait,
+    const kiln_hal_semaphore_list_t* signal, uint32_t command_buffer_count,
     kiln_hal_command_buffer_t* const* command_buffers,
     const kiln_hal_binding_table_t* binding_tables,
     kiln_hal_execution_profile_t* profile);
