@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -311,7 +312,13 @@ int Main(int argc, char** argv) {
   }
   for (size_t i = 0; i < input_count; ++i) {
     HostTensor tensor;
-    status = kiln::tooling::ParseTensorValue(options.inputs[i], &tensor);
+    kiln::tooling::ExpectedType type;
+    type.what = "input " + std::to_string(i) + " of function '" + name + "'";
+    status = kiln_function_input_type(function, i, &type.type);
+    if (kiln_status_is_ok(status)) {
+      status = kiln::tooling::ParseTensorValue(options.inputs[i], &tensor,
+                                               &type);
+    }
     if (!kiln_status_is_ok(status)) {
       return FailStatus(status, "--input " + std::to_string(i));
     }
@@ -414,7 +421,13 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "collective") == 0)
-    return kiln::benchmark::RunCollectiveBenchmark(argc - 1, argv + 1);
-  return Main(argc, argv);
+  // The last resort for allocations not checked where they are made.
+  try {
+    if (argc > 1 && std::strcmp(argv[1], "collective") == 0)
+      return kiln::benchmark::RunCollectiveBenchmark(argc - 1, argv + 1);
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: kiln-benchmark ran out of host memory\n");
+    return 1;
+  }
 }

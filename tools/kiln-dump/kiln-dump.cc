@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <new>
 #include <string>
 
 #include "kiln/schemas/module_generated.h"
@@ -308,4 +309,13 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Main(argc, argv); }
+int main(int argc, char** argv) {
+  // The module is read and verified without exceptions; this is the last
+  // resort for the printing.
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: kiln-dump ran out of host memory\n");
+    return 1;
+  }
+}

@@ -5,6 +5,7 @@
 // across processes. See --help.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdarg>
 #include <condition_variable>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -106,6 +108,21 @@ bool ParseDouble(const std::string& text, double* value) {
   return !text.empty() && end && *end == '\0' && *value >= 0;
 }
 
+// A decimal count 0..UINT64_MAX, checked (no sign, no overflow, no
+// fraction).
+bool ParseCount(const std::string& text, uint64_t* value) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  errno = 0;
+  unsigned long long parsed = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE) return false;
+  *value = parsed;
+  return true;
+}
+
+const char kOutOfMemory[] = "kiln-run ran out of host memory";
+
 // How long the other ranks may still run once one rank failed: a rank that
 // waits in a collective for the failed one would wait forever. (--help
 // says so.)
@@ -196,11 +213,10 @@ int ParseOptions(int argc, char** argv, Options* options) {
       }
       options->has_rtol = true;
     } else if (value_of("--print-max-elements", &value)) {
-      double count = 0;
-      if (!ParseDouble(value, &count)) {
-        return Fail("invalid --print-max-elements '%s'", value);
+      if (!ParseCount(value, &options->print_max_elements)) {
+        return Fail("invalid --print-max-elements '%s' (expected an integer "
+                    "0..%s)", value, std::to_string(UINT64_MAX));
       }
-      options->print_max_elements = static_cast<uint64_t>(count);
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("unknown option '%s' (see --help)", arg);
     } else if (options->module_path.empty()) {
@@ -426,9 +442,17 @@ void CallFunction(const Options& options, kiln_device_t* device,
                     "': expected @FILE.npy or '-'");
       }
     }
+    // Each value's type is checked against the signature before its data
+    // is allocated, so that a typo in a shape cannot exhaust the host.
     for (size_t j = 0; j < options.expected.size(); ++j) {
-      kiln_status_t status = kiln::tooling::ParseTensorValue(
-          ForRank(options.expected[j], rank), &expected[j]);
+      kiln::tooling::ExpectedType type;
+      type.what = "output " + std::to_string(j) + " of function '" + name +
+                  "'";
+      kiln_status_t status = kiln_function_output_type(function, j, &type.type);
+      if (kiln_status_is_ok(status)) {
+        status = kiln::tooling::ParseTensorValue(
+            ForRank(options.expected[j], rank), &expected[j], &type);
+      }
       if (!kiln_status_is_ok(status)) {
         return fail(TakeMessage(status,
                                 "--expected-output " + std::to_string(j)));
@@ -436,8 +460,13 @@ void CallFunction(const Options& options, kiln_device_t* device,
     }
     for (size_t i = 0; i < input_count; ++i) {
       HostTensor tensor;
-      kiln_status_t status = kiln::tooling::ParseTensorValue(
-          ForRank(options.inputs[i], rank), &tensor);
+      kiln::tooling::ExpectedType type;
+      type.what = "input " + std::to_string(i) + " of function '" + name + "'";
+      kiln_status_t status = kiln_function_input_type(function, i, &type.type);
+      if (kiln_status_is_ok(status)) {
+        status = kiln::tooling::ParseTensorValue(
+            ForRank(options.inputs[i], rank), &tensor, &type);
+      }
       if (!kiln_status_is_ok(status)) {
         return fail(TakeMessage(status, "--input " + std::to_string(i)));
       }
@@ -472,9 +501,11 @@ void CallFunction(const Options& options, kiln_device_t* device,
     kiln_tensor_type_t type = kiln_buffer_view_type(outputs[j]);
     actual.element_type = type.element_type;
     actual.shape.assign(type.shape, type.shape + type.rank);
-    actual.Allocate();
-    status = kiln_buffer_view_read(outputs[j], actual.data.data(),
-                                   actual.data.size());
+    status = actual.Allocate();
+    if (kiln_status_is_ok(status)) {
+      status = kiln_buffer_view_read(outputs[j], actual.data.data(),
+                                     actual.data.size());
+    }
     if (!kiln_status_is_ok(status)) {
       return fail(TakeMessage(status, "reading result " + std::to_string(j)));
     }
@@ -683,19 +714,24 @@ int RunSpmd(const Options& options, const std::vector<std::string>& uris,
   for (int i = 0; i < ranks; ++i) {
     threads.emplace_back([&options, &session, shared, i, first_rank] {
       RankResult& result = shared->results[size_t(i)];
-      {
+      bool arrived = false;
+      try {
         Loaded loaded;
         std::string error = LoadFunction(options, session.devices[size_t(i)],
                                          &loaded);
         if (!error.empty()) {
           result.failed = true;
           result.error = error;
-          shared->gate.Arrive(false);
         } else {
+          arrived = true;  // CallFunction passes the gate
           CallFunction(options, session.devices[size_t(i)], loaded.function,
                        first_rank + i, &shared->gate, &result);
         }
+      } catch (const std::bad_alloc&) {
+        result.failed = true;
+        result.error = kOutOfMemory;
       }
+      if (!arrived) shared->gate.Arrive(false);
       std::lock_guard<std::mutex> lock(shared->mutex);
       shared->done[size_t(i)] = true;
       ++shared->finished;
@@ -816,4 +852,13 @@ int Main(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return Main(argc, argv); }
+int main(int argc, char** argv) {
+  // Allocations whose size comes from the user are checked where they are
+  // made (RESOURCE_EXHAUSTED); this is the last resort for the rest.
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: %s\n", kOutOfMemory);
+    return 1;
+  }
+}

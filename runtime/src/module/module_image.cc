@@ -1,10 +1,9 @@
 #include "module/module_image.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/file.h"
 #include "module/element_type.h"
 #include "module/module_verifier.h"
 
@@ -27,6 +26,12 @@ kiln_status_t ModuleImage::CreateFromMemory(
                             "module data is NULL but size is %zu", size);
   }
   if (!source) source = "<memory>";
+  if (size > kMaxModuleBytes) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module '%s' is %zu bytes; a module has at most "
+                            "%zu (the FlatBuffers limit)",
+                            source, size, kMaxModuleBytes);
+  }
   std::shared_ptr<ModuleImage> image(new ModuleImage());
   image->source_ = source;
   // FlatBuffers offsets are relative to the buffer start, so an aligned copy
@@ -86,25 +91,9 @@ kiln_status_t ModuleImage::CreateFromFile(
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "module path is NULL");
   }
-  FILE* file = std::fopen(path, "rb");
-  if (!file) {
-    int error = errno;
-    return kiln_make_status(
-        error == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_PERMISSION_DENIED,
-        "cannot open module file '%s': %s", path, std::strerror(error));
-  }
   std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t read = 0;
-  while ((read = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + read);
-  }
-  bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) {
-    return kiln_make_status(KILN_STATUS_DATA_LOSS,
-                            "error reading module file '%s'", path);
-  }
+  KILN_RETURN_IF_ERROR(
+      readRegularFile(path, "module file", kMaxModuleBytes, &bytes));
   return CreateFromMemory(bytes.data(), bytes.size(), path, out);
 }
 

@@ -43,6 +43,9 @@ struct FunctionLayout {
   std::vector<TensorLayout> outputs;
 };
 
+// The largest module: FlatBuffers offsets are 32-bit signed.
+constexpr size_t kMaxModuleBytes = FLATBUFFERS_MAX_BUFFER_SIZE;
+
 class ModuleImage {
  public:
   // Copies |size| bytes from |data| and verifies them. |source| names where
@@ -50,7 +53,8 @@ class ModuleImage {
   static kiln_status_t CreateFromMemory(const void* data, size_t size,
                                         const char* source,
                                         std::shared_ptr<const ModuleImage>* out);
-  // Reads the file at |path| and verifies it.
+  // Reads the file at |path| and verifies it. Only a regular file of at
+  // most kMaxModuleBytes is read (see readRegularFile).
   static kiln_status_t CreateFromFile(const char* path,
                                       std::shared_ptr<const ModuleImage>* out);
 

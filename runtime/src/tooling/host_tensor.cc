@@ -1,7 +1,10 @@
 #include "tooling/host_tensor.h"
 
+#include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace kiln {
 namespace tooling {
@@ -18,8 +21,35 @@ std::string HostTensor::TypeString() const {
   return text + kiln_element_type_name(element_type);
 }
 
-void HostTensor::Allocate() {
-  data.assign(element_count() * kiln_element_type_size(element_type), 0);
+kiln_status_t HostTensor::Allocate() {
+  // Callers checked the type (ParseTensorType bounds it; signatures are
+  // verified), so the product does not overflow.
+  const uint64_t bytes = element_count() * kiln_element_type_size(element_type);
+  try {
+    data.assign(static_cast<size_t>(bytes), 0);
+    return kiln_ok_status();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                          "cannot allocate %" PRIu64 " bytes of host memory "
+                          "for a %s tensor",
+                          bytes, TypeString().c_str());
+}
+
+kiln_status_t CheckType(const HostTensor& tensor,
+                        const ExpectedType& expected) {
+  bool same = tensor.element_type == expected.type.element_type &&
+              tensor.shape.size() == expected.type.rank;
+  for (size_t d = 0; same && d < tensor.shape.size(); ++d) {
+    same = tensor.shape[d] == expected.type.shape[d];
+  }
+  if (same) return kiln_ok_status();
+  char type[256];
+  kiln_tensor_type_format(&expected.type, type, sizeof(type));
+  return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                          "expected %s for %s, got %s", type,
+                          expected.what.c_str(), tensor.TypeString().c_str());
 }
 
 namespace {

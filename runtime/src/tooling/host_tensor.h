@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/runtime.h"
+#include "kiln/status.h"
 
 namespace kiln {
 namespace tooling {
@@ -27,8 +28,21 @@ struct HostTensor {
   // "2x3xf32".
   std::string TypeString() const;
   // Resizes |data| for the shape and element type (zero filled).
-  void Allocate();
+  // RESOURCE_EXHAUSTED naming the type when the host cannot hold it.
+  kiln_status_t Allocate();
 };
+
+// The type a value must have (a function's input or output), checked before
+// the value's data is allocated. |what| names it in errors, e.g.
+// "input 1 of function 'add'".
+struct ExpectedType {
+  kiln_tensor_type_t type;
+  std::string what;
+};
+
+// INVALID_ARGUMENT "expected 2x3xf32 for <what>, got 3x2xf32" unless
+// |tensor|'s element type and shape are |expected|'s (its data is not used).
+kiln_status_t CheckType(const HostTensor& tensor, const ExpectedType& expected);
 
 uint16_t FloatToHalf(float value);
 float HalfToFloat(uint16_t bits);

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+
+#include "base/file.h"
 
 namespace kiln {
 namespace tooling {
@@ -12,6 +15,8 @@ namespace {
 const char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLength = 6;
 constexpr uint64_t kMaxNpyBytes = uint64_t{1} << 40;
+// The data and the largest header (a 4-byte length in versions 2 and 3).
+constexpr uint64_t kMaxNpyFileBytes = kMaxNpyBytes + (uint64_t{1} << 32) + 12;
 
 struct DtypeName {
   kiln_element_type_t type;
@@ -63,7 +68,8 @@ kiln_element_type_t DtypeFromDescr(std::string descr) {
 }  // namespace
 
 kiln_status_t ParseNpy(const uint8_t* data, size_t size,
-                       const std::string& source, HostTensor* out) {
+                       const std::string& source, HostTensor* out,
+                       const ExpectedType* expected) {
   if (size < kMagicLength + 4 || std::memcmp(data, kMagic, kMagicLength) != 0) {
     return Bad(source, "missing the \\x93NUMPY magic");
   }
@@ -144,6 +150,12 @@ kiln_status_t ParseNpy(const uint8_t* data, size_t size,
     pos = end;
   }
 
+  if (expected) {
+    kiln_status_t status = CheckType(*out, *expected);
+    if (!kiln_status_is_ok(status)) {
+      return kiln_status_annotate(status, "in '%s'", source.c_str());
+    }
+  }
   uint64_t bytes = element_count * kiln_element_type_size(out->element_type);
   size_t data_start = header_start + header_length;
   if (bytes > size - data_start) {
@@ -151,7 +163,13 @@ kiln_status_t ParseNpy(const uint8_t* data, size_t size,
                std::to_string(bytes) + " bytes, the file has " +
                std::to_string(size - data_start));
   }
-  out->data.assign(data + data_start, data + data_start + bytes);
+  if (bytes < size - data_start) {
+    return Bad(source, std::to_string(size - data_start - bytes) +
+               " bytes after the data of the " + out->TypeString() +
+               " array (a concatenation of arrays or a corrupt header?)");
+  }
+  KILN_RETURN_IF_ERROR(out->Allocate());
+  if (bytes) std::memcpy(out->data.data(), data + data_start, bytes);
   return kiln_ok_status();
 }
 
@@ -183,25 +201,12 @@ std::vector<uint8_t> SerializeNpy(const HostTensor& tensor) {
   return bytes;
 }
 
-kiln_status_t ReadNpyFile(const std::string& path, HostTensor* out) {
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) {
-    return kiln_make_status(KILN_STATUS_NOT_FOUND, "cannot open '%s': %s",
-                            path.c_str(), std::strerror(errno));
-  }
+kiln_status_t ReadNpyFile(const std::string& path, HostTensor* out,
+                          const ExpectedType* expected) {
   std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t read = 0;
-  while ((read = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + read);
-  }
-  bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) {
-    return kiln_make_status(KILN_STATUS_DATA_LOSS, "error reading '%s'",
-                            path.c_str());
-  }
-  return ParseNpy(bytes.data(), bytes.size(), path, out);
+  KILN_RETURN_IF_ERROR(
+      readRegularFile(path.c_str(), ".npy file", kMaxNpyFileBytes, &bytes));
+  return ParseNpy(bytes.data(), bytes.size(), path, out, expected);
 }
 
 kiln_status_t WriteNpyFile(const std::string& path, const HostTensor& tensor) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -104,21 +105,41 @@ kiln_status_t ParseElement(const std::string& text, HostTensor* tensor,
   char* end = nullptr;
   errno = 0;
   if (IsFloatType(type)) {
+    const char* name = kiln_element_type_name(type);
     double value = std::strtod(begin, &end);
-    if (end == begin || *end != '\0') {
-      return Invalid("invalid %s value '%s'", kiln_element_type_name(type),
+    // strtod also reads hexadecimal floats ("0x10" is 16).
+    if (end == begin || *end != '\0' ||
+        text.find_first_of("xX") != std::string::npos) {
+      return Invalid("invalid %s value '%s' (expected a decimal number, inf, "
+                     "-inf or nan)", name, text);
+    }
+    // Finite text whose value does not fit rounds to infinity: strtod's
+    // overflow (1e999) or the element type's (1e39 for f32, 70000 for f16).
+    const bool finite = std::isfinite(value);
+    bool out_of_range = errno == ERANGE && std::isinf(value);
+    const float narrowed = static_cast<float>(value);  // IEEE: rounds
+    if (finite && type != KILN_ELEMENT_TYPE_F64) {
+      out_of_range = std::isinf(narrowed);
+    }
+    uint16_t bits = 0;
+    if (type == KILN_ELEMENT_TYPE_F16) {
+      bits = FloatToHalf(narrowed);
+      out_of_range = out_of_range || (finite && (bits & 0x7fffu) == 0x7c00u);
+    } else if (type == KILN_ELEMENT_TYPE_BF16) {
+      bits = FloatToBFloat16(narrowed);
+      out_of_range = out_of_range || (finite && (bits & 0x7fffu) == 0x7f80u);
+    }
+    if (out_of_range) {
+      return Invalid("invalid %s value '%s' (out of the type's range)", name,
                      text);
     }
     switch (type) {
       case KILN_ELEMENT_TYPE_F16:
-        Store<uint16_t>(tensor, index, FloatToHalf(static_cast<float>(value)));
-        break;
       case KILN_ELEMENT_TYPE_BF16:
-        Store<uint16_t>(tensor, index,
-                        FloatToBFloat16(static_cast<float>(value)));
+        Store<uint16_t>(tensor, index, bits);
         break;
       case KILN_ELEMENT_TYPE_F32:
-        Store<float>(tensor, index, static_cast<float>(value));
+        Store<float>(tensor, index, narrowed);
         break;
       default:
         Store<double>(tensor, index, value);
@@ -182,9 +203,10 @@ kiln_status_t ParseElement(const std::string& text, HostTensor* tensor,
   return kiln_ok_status();
 }
 
-kiln_status_t ParseTensorValue(const std::string& text, HostTensor* out) {
+kiln_status_t ParseTensorValue(const std::string& text, HostTensor* out,
+                               const ExpectedType* expected) {
   if (!text.empty() && text[0] == '@') {
-    return ReadNpyFile(text.substr(1), out);
+    return ReadNpyFile(text.substr(1), out, expected);
   }
   size_t equals = text.find('=');
   if (equals == std::string::npos) {
@@ -192,25 +214,31 @@ kiln_status_t ParseTensorValue(const std::string& text, HostTensor* out) {
                    "2x3xf32=1,2,3,4,5,6), TYPE=VALUE for a scalar, or "
                    "@file.npy%s", text);
   }
-  kiln_status_t status = ParseTensorType(text.substr(0, equals), out);
-  if (!kiln_status_is_ok(status)) return status;
-  out->Allocate();
+  KILN_RETURN_IF_ERROR(ParseTensorType(text.substr(0, equals), out));
+  if (expected) KILN_RETURN_IF_ERROR(CheckType(*out, *expected));
   std::vector<std::string> values = SplitValues(text.substr(equals + 1));
   const uint64_t count = out->element_count();
-  if (values.size() == 1 && count != 1) {
-    // Splat.
-    for (uint64_t i = 0; i < count; ++i) {
-      KILN_RETURN_IF_ERROR(ParseElement(values[0], out, i));
-    }
-    return kiln_ok_status();
-  }
-  if (values.size() != count) {
+  if (values.size() != 1 && values.size() != count) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "invalid value '%s': %s has %" PRIu64
                             " elements but %zu values were given (give all of "
                             "them, or one to fill the tensor)",
                             text.c_str(), out->TypeString().c_str(), count,
                             values.size());
+  }
+  KILN_RETURN_IF_ERROR(out->Allocate());
+  if (values.size() == 1 && count != 1) {
+    // Splat: parse once, then copy the element over the tensor, doubling.
+    if (count == 0) return kiln_ok_status();
+    KILN_RETURN_IF_ERROR(ParseElement(values[0], out, 0));
+    const size_t total = out->data.size();
+    size_t filled = kiln_element_type_size(out->element_type);
+    while (filled < total) {
+      size_t chunk = std::min(filled, total - filled);
+      std::memcpy(out->data.data() + filled, out->data.data(), chunk);
+      filled += chunk;
+    }
+    return kiln_ok_status();
   }
   for (uint64_t i = 0; i < count; ++i) {
     kiln_status_t element_status = ParseElement(values[i], out, i);

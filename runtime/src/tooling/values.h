@@ -7,9 +7,11 @@
 //   2xi1=true,0             i1 accepts 0/1/true/false
 //   @path/to/file.npy       a NumPy file (see npy.h)
 //
-// Floats accept anything strtod does (1e-3, inf, -inf, nan); f16/bf16 are
-// rounded to nearest even from the parsed value. Integers must be decimal
-// literals in the element type's range.
+// Floats are decimal literals (1.5, -2e-3), inf, -inf or nan; hexadecimal
+// literals and values beyond the element type's finite range (1e999, or 1e39
+// for f32, 70000 for f16) are refused. f16/bf16 are rounded to nearest even
+// from the parsed value. Integers must be decimal literals in the element
+// type's range.
 //
 // Printing follows IREE too: "2x3xf32=[1 2 3][4 5 6]", "4xi32=1 2 3 4",
 // "f32=2". Pure functions; thread-safe.
@@ -30,7 +32,11 @@ kiln_status_t ParseTensorType(const std::string& text, HostTensor* out);
 
 // Parses one value specification (see above; "@file.npy" reads the file).
 // Errors are INVALID_ARGUMENT naming the offending text, or the npy reader's.
-kiln_status_t ParseTensorValue(const std::string& text, HostTensor* out);
+// With |expected|, the value's type (from the text or the .npy header) must
+// be that one (CheckType), checked before anything is allocated; the host
+// running out of memory is RESOURCE_EXHAUSTED.
+kiln_status_t ParseTensorValue(const std::string& text, HostTensor* out,
+                               const ExpectedType* expected = nullptr);
 
 // Parses one scalar |text| and stores it as element |index| of |tensor|.
 kiln_status_t ParseElement(const std::string& text, HostTensor* tensor,

@@ -2,10 +2,13 @@
 // C) on the local device, call its functions and check the numbers, and
 // check the errors users get for bad inputs.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kiln/runtime.h"
@@ -438,6 +441,42 @@ TEST_F(RuntimeApiTest, CorruptAndMissingModulesFailToLoad) {
                 .code,
             KILN_STATUS_NOT_FOUND);
   EXPECT_EQ(module, nullptr);
+}
+
+// Only regular files are read, never more than fstat said: /dev/zero would
+// be read until memory runs out, a FIFO would block the open.
+TEST_F(RuntimeApiTest, ModuleFilesMustBeRegularFiles) {
+  const std::string fifo = ::testing::TempDir() + "/runtime_api_test_fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "a character device"},
+      {::testing::TempDir(), "a directory"},
+      {fifo, "a FIFO"},
+  };
+  for (const auto& [path, kind] : cases) {
+    kiln_module_t* module = nullptr;
+    StatusInfo info =
+        Take(kiln_module_load_file(device_, path.c_str(), &module));
+    EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT) << path;
+    EXPECT_EQ(info.message, "cannot read module file '" + path + "': it is " +
+                                kind + ", not a regular file");
+    EXPECT_EQ(module, nullptr);
+  }
+  unlink(fifo.c_str());
+}
+
+TEST_F(RuntimeApiTest, ModuleLargerThanAFlatBufferIsRefusedBeforeCopying) {
+  // Only the size is looked at: the bytes behind it are never read.
+  uint8_t byte = 0;
+  kiln_module_t* module = nullptr;
+  StatusInfo info = Take(kiln_module_load_memory(
+      device_, &byte, size_t{3} << 30, &module));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("is 3221225472 bytes; a module has at most "
+                              "2147483647"),
+            std::string::npos)
+      << info.message;
 }
 
 TEST_F(RuntimeApiTest, ModuleWithoutRunnableVariantIsIncompatible) {

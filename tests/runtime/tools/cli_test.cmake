@@ -43,7 +43,8 @@ expect(expected_rtol 1 "MISMATCH"
   --expected-output=2x3xf32=3,3,3,3,3,3.1 --rtol=0.001 --atol=0)
 expect(expected_int_exact 1 "at \\[2\\]: expected 8, got 7"
   ${RUN} --function=fill --expected-output=4xi32=7,7,8,7)
-expect(expected_type 1 "MISMATCH: expected 4xi64, got 4xi32"
+# Expected outputs are checked against the signature before the call.
+expect(expected_type 1 "error: --expected-output 0: expected 4xi32 for output 0 of function 'fill', got 4xi64"
   ${RUN} --function=fill --expected-output=4xi64=7)
 
 # Errors: "error:" and a non-zero exit.
@@ -56,16 +57,55 @@ expect(corrupt_module 1 "error: module '.*truncated.vmfb' is corrupt or truncate
 file(WRITE ${WORK_DIR}/foreign.vmfb "definitely not a flatbuffer module")
 expect(foreign_module 1 "error: .*is not a Kiln module"
   ${KILN_RUN} ${WORK_DIR}/foreign.vmfb --function=add)
+# Only regular files are read: /dev/zero, a directory or a FIFO is refused at
+# once (no unbounded read, no open blocked on a FIFO without a writer).
+execute_process(COMMAND mkfifo ${WORK_DIR}/fifo)
+foreach(tool run dump)
+  if(tool STREQUAL "run")
+    set(tool_command ${KILN_RUN})
+  else()
+    set(tool_command ${KILN_DUMP})
+  endif()
+  expect(${tool}_dev_zero 1 "error: cannot read module file '/dev/zero': it is a character device, not a regular file"
+    ${tool_command} /dev/zero)
+  expect(${tool}_directory 1 "error: cannot read module file '.*work': it is a directory, not a regular file"
+    ${tool_command} ${WORK_DIR})
+  expect(${tool}_fifo 1 "error: cannot read module file '.*fifo': it is a FIFO, not a regular file"
+    ${tool_command} ${WORK_DIR}/fifo)
+endforeach()
+expect(input_dev_zero 1 "error: --input 0: cannot read .npy file '/dev/zero': it is a character device"
+  ${RUN} --function=add --input=@/dev/zero --input=2x3xf32=1)
+expect(input_fifo 1 "error: --input 0: cannot read .npy file '.*fifo': it is a FIFO"
+  ${RUN} --function=add --input=@${WORK_DIR}/fifo --input=2x3xf32=1)
 expect(unknown_function 1 "error: function 'mul' not found.*add, add_bias, fill, fail"
   ${RUN} --function=mul)
 expect(unknown_device 1 "error: .*'cuda'.*available devices: local://0"
   ${RUN} --function=add --device=cuda)
 expect(wrong_input_count 1 "error: function 'add' expects 2 inputs \\(2x3xf32, 2x3xf32\\).*got 1"
   ${RUN} --function=add --input=2x3xf32=1)
-expect(wrong_input_shape 1 "error: function 'add' input 1: expected 2x3xf32, got 3x2xf32"
+expect(wrong_input_shape 1 "error: --input 1: expected 2x3xf32 for input 1 of function 'add', got 3x2xf32"
   ${RUN} --function=add --input=2x3xf32=1 --input=3x2xf32=1)
-expect(wrong_input_type 1 "error: function 'add' input 0: expected 2x3xf32, got 2x3xi32"
+expect(wrong_input_type 1 "error: --input 0: expected 2x3xf32 for input 0 of function 'add', got 2x3xi32"
   ${RUN} --function=add --input=2x3xi32=1 --input=2x3xf32=1)
+# Values are checked against the signature before anything is allocated: a
+# 40 GB input or expected output for a 2x3 signature is a clear error, not an
+# abort (std::bad_alloc) or an exhausted host.
+expect(huge_input 1 "error: --input 0: expected 2x3xf32 for input 0 of function 'add', got 100000x100000xf32"
+  ${RUN} --function=add --input=100000x100000xf32=0 --input=2x3xf32=1)
+expect(huge_expected_output 1 "error: --expected-output 0: expected 2x3xf32 for output 0 of function 'add', got 100000x100000xf32"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=1 --expected-output=100000x100000xf32=0)
+# Numbers: no hexadecimal, nothing beyond the type's range.
+expect(hex_value 1 "error: --input 0: invalid f32 value '0x10' \\(expected a decimal number"
+  ${RUN} --function=add --input=2x3xf32=0x10 --input=2x3xf32=1)
+expect(overflowing_value 1 "error: --input 1: invalid f32 value '1e999' \\(out of the type's range\\)"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=1e999)
+expect(print_max_elements 0 "result\\[0\\]: 2x3xf32=\\[2 2\\.\\.\\.
+"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=1 --print-max-elements=2)
+expect(print_max_elements_overflow 1 "error: invalid --print-max-elements '99999999999999999999' \\(expected an integer 0..18446744073709551615\\)"
+  ${RUN} --function=add --print-max-elements=99999999999999999999)
+expect(print_max_elements_fraction 1 "error: invalid --print-max-elements '1e3'"
+  ${RUN} --function=add --print-max-elements=1e3)
 expect(bad_value 1 "error: --input 1: invalid f32 value 'abc'"
   ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=abc)
 expect(bad_type 1 "error: --input 0: invalid tensor type '2x3xq7'"
@@ -104,6 +144,9 @@ expect(spmd_module_plain_function 0 "^result\\[0\\]: 2x3xf32=\\[3 3 3\\]\\[3 3 3
 # Per-rank files: %r is the rank.
 expect(spmd_write_per_rank 0 "^$"
   ${SPMD2} --function=all_gather --input=2xf32=1,2 --output=@${WORK_DIR}/g%r.npy)
+# An .npy input of another type is refused from its header.
+expect(npy_input_type 1 "error: --input 1: expected 2x3xf32 for input 1 of function 'add', got 4xf32; in '.*g0.npy'"
+  ${RUN} --function=add --input=2x3xf32=1 --input=@${WORK_DIR}/g0.npy)
 expect(spmd_read_per_rank 0 "rank 0: result\\[0\\]: 4xf32=2 4 2 4\nrank 1: result\\[0\\]: 4xf32=2 4 2 4"
   ${SPMD2} --function=all_reduce --input=@${WORK_DIR}/g%r.npy)
 expect(spmd_expected_per_rank 0 "rank 0: result\\[0\\]: matched.*rank 1: all 1 outputs of 'all_reduce' matched"
@@ -113,7 +156,7 @@ expect(spmd_expected_mismatch 1 "rank 1: result\\[0\\]: MISMATCH.*error: rank 0:
 # Rank 1's input file is missing: reported with its rank, rank 0 does not
 # run (it would wait for rank 1 in the collective), exit 1, no hang.
 file(COPY_FILE ${WORK_DIR}/g0.npy ${WORK_DIR}/only0.npy)
-expect(spmd_rank_failure 1 "error: rank 0: not run: another rank failed.*error: rank 1: --input 0: cannot open '.*only1.npy'"
+expect(spmd_rank_failure 1 "error: rank 0: not run: another rank failed.*error: rank 1: --input 0: cannot open .npy file '.*only1.npy'"
   ${SPMD2} --function=all_reduce --input=@${WORK_DIR}/only%r.npy)
 # A 2x3 grid: more ranks than the default 4 local devices, and sub-grid
 # channels (rows of 3 ranks).

@@ -1,16 +1,28 @@
 // Value parsing/printing, f16/bf16 conversion, .npy round trips and tolerance
 // comparison used by kiln-run (runtime/src/tooling).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tooling/compare.h"
 #include "tooling/host_tensor.h"
 #include "tooling/npy.h"
 #include "tooling/values.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_TEST_ASAN 1
+#endif
+#endif
 
 namespace kiln {
 namespace tooling {
@@ -86,6 +98,83 @@ TEST(ValuesTest, ErrorsNameTheProblem) {
   EXPECT_NE(ParseError("i1=2").find("invalid i1 value"), std::string::npos);
   EXPECT_NE(ParseError("i32=1.5").find("invalid i32"), std::string::npos);
   ParseError("99999999x99999999x99999999xf32=1");  // too large, no allocation
+}
+
+// strtod alone would take "0x10" as 16 and "1e999" as infinity; narrowing a
+// double beyond float's range is undefined behaviour.
+TEST(ValuesTest, RefusesHexadecimalAndOutOfRangeFloats) {
+  for (const char* text : {"f32=0x10", "f64=0X1p3", "f16=-0x1", "f32=nan(0x1)"}) {
+    EXPECT_NE(ParseError(text).find("expected a decimal number"),
+              std::string::npos) << text;
+  }
+  for (const char* text : {"f64=1e999", "f64=-1e999", "f32=1e39",
+                           "f32=-3.41e38", "f16=70000", "f16=-65520",
+                           "bf16=1e39", "2xf32=1,1e39"}) {
+    EXPECT_NE(ParseError(text).find("out of the type's range"),
+              std::string::npos) << text;
+  }
+  // The limits themselves, infinities, NaN and underflow (to 0) are fine.
+  EXPECT_EQ(FormatTensor(Parse("2xf16=65504,-inf")), "2xf16=65504 -inf");
+  // numpy prints float32's largest value as 3.4028235e+38, a little above
+  // it: it rounds to it.
+  EXPECT_EQ(FormatTensor(Parse("2xf32=3.4028235e38,nan")),
+            "2xf32=3.402823e+38 nan");
+  EXPECT_EQ(FormatTensor(Parse("2xf64=1e308,1e-999")), "2xf64=1e+308 0");
+  EXPECT_EQ(FormatTensor(Parse("bf16=3e38")), "bf16=3.0041e+38");
+}
+
+ExpectedType Expect(kiln_element_type_t element_type,
+                    const std::vector<int64_t>& shape) {
+  static std::vector<std::vector<int64_t>> shapes;  // keeps |shape| alive
+  shapes.push_back(shape);
+  ExpectedType expected;
+  expected.type = {element_type, shape.size(), shapes.back().data()};
+  expected.what = "input 0 of function 'add'";
+  return expected;
+}
+
+// kiln-run checks a value against the function's signature before it
+// allocates: a typo in a shape must not allocate 40 GB (or abort).
+TEST(ValuesTest, TypeIsCheckedBeforeAnythingIsAllocated) {
+  ExpectedType expected = Expect(KILN_ELEMENT_TYPE_F32, {2, 3});
+  HostTensor tensor;
+  kiln_status_t status =
+      ParseTensorValue("100000x100000xf32=0", &tensor, &expected);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "expected 2x3xf32 for input 0 of function 'add', got "
+               "100000x100000xf32");
+  kiln_status_free(status);
+  EXPECT_TRUE(tensor.data.empty());
+  status = ParseTensorValue("2x3xi32=0", &tensor, &expected);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("got 2x3xi32"),
+            std::string::npos);
+  kiln_status_free(status);
+  status = ParseTensorValue("2x3xf32=7", &tensor, &expected);
+  EXPECT_TRUE(kiln_status_is_ok(status));
+  EXPECT_EQ(FormatTensor(tensor), "2x3xf32=[7 7 7][7 7 7]");
+  // A scalar signature.
+  ExpectedType scalar = Expect(KILN_ELEMENT_TYPE_I64, {});
+  status = ParseTensorValue("1xi64=1", &tensor, &scalar);
+  EXPECT_NE(std::string(kiln_status_message(status)).find("expected i64"),
+            std::string::npos);
+  kiln_status_free(status);
+}
+
+TEST(ValuesTest, AllocationFailureIsResourceExhausted) {
+#if KILN_TEST_ASAN
+  GTEST_SKIP() << "ASan reports a failed allocation instead of throwing";
+#endif
+  HostTensor tensor;
+  tensor.element_type = KILN_ELEMENT_TYPE_F64;
+  tensor.shape = {int64_t{1} << 60};  // 8 EiB
+  kiln_status_t status = tensor.Allocate();
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(std::string(kiln_status_message(status))
+                .find("for a 1152921504606846976xf64 tensor"),
+            std::string::npos)
+      << kiln_status_message(status);
+  kiln_status_free(status);
 }
 
 TEST(ValuesTest, MissingNpyFileIsNotFound) {
@@ -212,6 +301,49 @@ TEST(NpyTest, RejectsBadFiles) {
   EXPECT_NE(replace("False", "True ").find("Fortran"), std::string::npos);
   EXPECT_NE(replace("(2, 3)", "(2, 9)").find("truncated data"),
             std::string::npos);
+  // Bytes after the data: two arrays in one file, or a wrong shape.
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_NE(parse(longer).find("1 bytes after the data of the 2x3xf32 array"),
+            std::string::npos);
+  EXPECT_NE(replace("(2, 3)", "(2, 2)").find("8 bytes after the data"),
+            std::string::npos);
+}
+
+TEST(NpyTest, HeaderTypeIsCheckedBeforeTheDataIsCopied) {
+  std::vector<uint8_t> bytes = SerializeNpy(Parse("2x3xf32=1"));
+  ExpectedType expected = Expect(KILN_ELEMENT_TYPE_F32, {3, 2});
+  HostTensor tensor;
+  kiln_status_t status =
+      ParseNpy(bytes.data(), bytes.size(), "x.npy", &tensor, &expected);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_status_message(status),
+               "expected 3x2xf32 for input 0 of function 'add', got 2x3xf32; "
+               "in 'x.npy'");
+  kiln_status_free(status);
+  EXPECT_TRUE(tensor.data.empty());
+}
+
+// Only regular files are read: /dev/zero would never end, a FIFO would block
+// the open until a writer comes.
+TEST(NpyTest, OnlyRegularFilesAreRead) {
+  const std::string fifo = ::testing::TempDir() + "/tooling_test_fifo.npy";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"/dev/zero", "it is a character device, not a regular file"},
+      {::testing::TempDir(), "it is a directory, not a regular file"},
+      {fifo, "it is a FIFO, not a regular file"},
+  };
+  for (const auto& [path, why] : cases) {
+    HostTensor tensor;
+    kiln_status_t status = ParseTensorValue("@" + path, &tensor);
+    EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT) << path;
+    EXPECT_EQ(std::string(kiln_status_message(status)),
+              "cannot read .npy file '" + path + "': " + why);
+    kiln_status_free(status);
+  }
+  unlink(fifo.c_str());
 }
 
 TEST(CompareTest, TolerancesAndMismatchReports) {
