@@ -54,6 +54,7 @@ static void addCleanup(OpPassManager &funcPm) {
 static void buildTileStage(OpPassManager &pm,
                            const GPUCodegenOptions &options) {
   OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createSplitInputAccumulatorsPass());
   f.addPass(createGPUFuseElementwisePass());
   addCleanup(f);
   GPUSelectStrategyPassOptions strategy;
@@ -80,6 +81,7 @@ static void buildBufferizeStage(OpPassManager &pm,
 static void buildDistributeStage(OpPassManager &pm,
                                  const GPUCodegenOptions &) {
   OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createGPULowerContractionPass());
   f.addPass(createGPUDistributeToThreadsPass());
   f.addPass(createGPUVectorizePass());
   f.addPass(createGPUMapToIdsPass());

@@ -42,9 +42,86 @@ struct GPUStrategy {
   int64_t workgroupSize = 1;
   int64_t threadTile = 1;
   std::string reduction = "none";
-  // Matrix-core instruction of "matmul" kernels; empty for none.
+  // Matrix-core instruction of "matmul" and "contraction" kernels; empty
+  // for none.
   std::string intrinsic;
+  // "contraction" kernels (kiln-gpu-lower-contraction): subgroups per
+  // workgroup along M and N, and the K slice staged per step.
+  SmallVector<int64_t> subgroupGrid;
+  int64_t kTile = 0;
 };
+
+// One contraction tiling: workgroup tile, subgroup grid, K slice.
+struct ContractionTiling {
+  int64_t tileM, tileN, tileK, subgroupsM, subgroupsN;
+};
+
+// NVIDIA chips with mma.sync m16n8k16 for f16 and bf16 (sm_80 and later).
+static bool hasMmaSync(StringRef chip) {
+  unsigned sm = 0;
+  return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 80;
+}
+
+// The contraction recipe for a linalg.matmul root with f16 or bf16 inputs
+// and an f32 accumulator on a chip with mma.sync: 128x128 tiles of 8 warps
+// when the matmul has enough of them to fill the GPU, else 64x64 tiles of 4
+// warps. M, N and K must be multiples of the tiles (other shapes keep the
+// generic strategy). The op producing the result is the matmul or an
+// elementwise consumer over its M x N iteration space.
+static bool selectContraction(Operation *root, Operation *producer,
+                              StringRef chip, int64_t subgroupSize,
+                              GPUStrategy &strategy) {
+  auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
+  if (!matmul || matmul.hasUserDefinedMaps() || !hasMmaSync(chip) ||
+      subgroupSize != 32)
+    return false;
+  std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(root);
+  std::optional<SmallVector<int64_t>> producerSizes =
+      getStaticIterationSizes(producer);
+  if (!sizes || !producerSizes)
+    return false;
+  int64_t m = (*sizes)[0], n = (*sizes)[1], k = (*sizes)[2];
+  if (producer != root) {
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    if (!generic || generic.getNumLoops() != 2 ||
+        generic.getNumParallelLoops() != 2 ||
+        *producerSizes != SmallVector<int64_t>{m, n})
+      return false;
+  }
+  auto elementType = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  Type a = elementType(matmul.getDpsInputs()[0]);
+  Type b = elementType(matmul.getDpsInputs()[1]);
+  if (a != b || !(a.isF16() || a.isBF16()) ||
+      !elementType(matmul.getDpsInits()[0]).isF32())
+    return false;
+  static const ContractionTiling kTilings[] = {{128, 128, 32, 2, 4},
+                                                {64, 64, 32, 2, 2}};
+  // Fewer workgroups than this many large tiles leave SMs idle: use the
+  // smaller tiles then.
+  constexpr int64_t kLargeTileWorkgroups = 96;
+  for (const ContractionTiling &tiling : kTilings) {
+    if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
+      continue;
+    int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
+    if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
+        m % 64 == 0 && n % 64 == 0)
+      continue;
+    strategy.kind = "contraction";
+    strategy.intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
+                                   : "mma_sync_f32_16x8x16_bf16";
+    strategy.reduction = "none";
+    strategy.workgroupSize =
+        tiling.subgroupsM * tiling.subgroupsN * subgroupSize;
+    strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
+    strategy.kTile = tiling.tileK;
+    strategy.workgroupTile.assign(producerSizes->size(), 0);
+    strategy.workgroupTile[0] = tiling.tileM;
+    strategy.workgroupTile[1] = tiling.tileN;
+    strategy.workgroupCount = count;
+    return true;
+  }
+  return false;
+}
 
 // The AMD matrix-core instruction for a 16x16x16 f16 matmul on `chip`, if
 // it has one: MFMA on CDNA 2/3/4 (wave64), WMMA on RDNA 3 (wave32).
@@ -79,7 +156,8 @@ static int64_t elementBits(Operation *op) {
 }
 
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
-                                  int64_t maxWorkgroupSize, StringRef chip) {
+                                  int64_t maxWorkgroupSize, StringRef chip,
+                                  bool matrixCores) {
   GPUStrategy strategy;
   strategy.workgroupSize =
       std::max<int64_t>(1, std::min(kSubgroupsPerWorkgroup * subgroupSize,
@@ -100,8 +178,12 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
       tileable.getLoopIteratorTypes();
   strategy.workgroupTile.assign(sizes->size(), 0);
 
+  if (selectContraction(root, producer, chip, subgroupSize, strategy))
+    return strategy;
+
   // Matmuls on matrix cores: one subgroup per 16x16 output tile.
-  StringRef intrinsic = getMatrixCoreIntrinsic(chip, subgroupSize);
+  StringRef intrinsic =
+      matrixCores ? getMatrixCoreIntrinsic(chip, subgroupSize) : StringRef();
   if (strategy.kind == "matmul" && !intrinsic.empty() &&
       fitsMatrixCore(root, producer)) {
     strategy.intrinsic = intrinsic.str();
@@ -213,9 +295,8 @@ struct GPUSelectStrategyPass
                        << ", max workgroup size " << maxWorkgroupSize;
       return signalPassFailure();
     }
-    GPUStrategy strategy =
-        selectStrategy(func, subgroupSize, maxWorkgroupSize,
-                       matrixCores ? StringRef(chip) : StringRef());
+    GPUStrategy strategy = selectStrategy(func, subgroupSize, maxWorkgroupSize,
+                                          chip, matrixCores);
 
     Builder b(func.getContext());
     SmallVector<NamedAttribute> entries = {
@@ -235,6 +316,12 @@ struct GPUSelectStrategyPass
           b.getNamedAttr("intrinsic", b.getStringAttr(strategy.intrinsic)));
     if (!strategy.root.empty())
       entries.push_back(b.getNamedAttr("root", b.getStringAttr(strategy.root)));
+    if (!strategy.subgroupGrid.empty()) {
+      entries.push_back(b.getNamedAttr(
+          "subgroup_grid", b.getDenseI64ArrayAttr(strategy.subgroupGrid)));
+      entries.push_back(
+          b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
+    }
     func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));
   }
 };

@@ -9,6 +9,7 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -97,6 +98,11 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   for (memref::AllocOp alloc : sharedAllocs) {
     BlockArgument buffer =
         gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    // 128-bit vector accesses need the buffer 16-byte aligned.
+    gpuFunc.setWorkgroupAttributionAttr(
+        gpuFunc.getNumWorkgroupAttributions() - 1,
+        b.getStringAttr(LLVM::LLVMDialect::getAlignAttrName()),
+        b.getI64IntegerAttr(kSharedAlignment));
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))
         rewriter.eraseOp(user);

@@ -26,6 +26,7 @@ static void addCleanup(OpPassManager &funcPm) {
 static void buildTileStage(OpPassManager &pm,
                            const HostCodegenPipelineOptions &options) {
   OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createSplitInputAccumulatorsPass());
   HostSelectStrategyPassOptions strategy;
   strategy.maxWorkgroups = options.maxWorkgroups;
   strategy.minWorkPerWorkgroup = options.minWorkPerWorkgroup;

@@ -55,6 +55,33 @@ def HostSelectStrategyPass
   ];
 }
 
+def SplitInputAccumulatorsPass
+    : Pass<"kiln-split-input-accumulators", "func::FuncOp"> {
+  let summary = "Split contractions that accumulate into a kernel input";
+  let description = [{
+    A contraction (linalg.matmul, batch_matmul, matvec, ... with an add
+    combiner) whose init is an argument of the kernel accumulates into a
+    read-only binding: bufferization would copy the whole input into a
+    temporary in every workgroup and copy it out whole, so that workgroups
+    overwrite each other's tiles. The op becomes a contraction from zero
+    (`linalg.fill`) followed by an elementwise `linalg.generic` adding the
+    input, which tile and fuse per workgroup like any epilogue:
+
+    ```mlir
+    %r = linalg.matmul ins(%a, %b) outs(%c)        // %c: a kernel argument
+    // becomes
+    %z = linalg.fill ins(%zero) outs(tensor.empty())
+    %m = linalg.matmul ins(%a, %b) outs(%z)
+    %r = linalg.generic ins(%m, %c) outs(tensor.empty()) { addf }
+    ```
+
+    Floating-point sums then add the initial value last instead of first.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def HostTileAndDistributePass
     : Pass<"kiln-host-tile-and-distribute", "func::FuncOp"> {
   let summary = "Tile the result op into a workgroup scf.forall and fuse "
@@ -368,6 +395,44 @@ def GPUDistributeToThreadsPass
                            "::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GPULowerContractionPass
+    : Pass<"kiln-gpu-lower-contraction", "func::FuncOp"> {
+  let summary = "Lower a workgroup's matmul to a tiled matrix-core kernel";
+  let description = [{
+    For kernels whose strategy has `kind = "contraction"`, rewrites the
+    workgroup's `linalg.matmul` (BM x K * K x BN -> BM x BN f32, on buffers)
+    with its fill and its elementwise consumer into the contraction recipe:
+    the workgroup's subgroups form a `subgroup_grid` (WM x WN), each owning a
+    (BM/WM) x (BN/WN) block of accumulators in registers; the K loop copies
+    BM x `k_tile` of A and `k_tile` x BN of B into padded shared memory with
+    128-bit vector loads, synchronizes, and every subgroup reads its
+    fragments from shared memory in the layout of the matrix `intrinsic`
+    (MatrixIntrinsics.h: `mma_sync_f32_16x8x16_f16|bf16` -> `nvvm.mma.sync`,
+    `mfma_f32_16x16x16_f16` -> `amdgpu.mfma`). The accumulators start from
+    the fill's value (or C's contents); the consumer's body (bias,
+    activation, truncation) is applied to them in registers and its result
+    stored once. A matmul that does not fit the strategy's tiles, or a
+    shared temporary C with uses other than one elementwise consumer, is an
+    error.
+
+    ```mlir
+    func.func @k(...) attributes {kiln.gpu_strategy = {kind = "contraction",
+        intrinsic = "mma_sync_f32_16x8x16_f16", workgroup_tile = array<i64: 128, 128>,
+        subgroup_grid = array<i64: 2, 4>, k_tile = 32,
+        workgroup_size = array<i64: 256, 1, 1>, ...}}
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::amdgpu::AMDGPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }
 

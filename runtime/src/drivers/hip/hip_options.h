@@ -51,7 +51,7 @@ struct DeviceOptions {
   // blocks on it. Polling sees the end of short work within microseconds;
   // a blocking wait sleeps until the driver's interrupt, tens of
   // microseconds later, but frees the core during long work.
-  uint64_t spinWaitUs = 2000;
+  uint64_t spinWaitUs = 100000;
 };
 
 // The defaults: DeviceOptions{} overridden by the environment variables.

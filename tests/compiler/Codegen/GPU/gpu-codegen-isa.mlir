@@ -29,7 +29,7 @@
 // PTX: .param .u64 .ptr .global
 // PTX: .reqntid 128, 1, 1
 // PTX-NOT: .maxntid
-// PTX: .shared .align 4 .b8 __wg_row_max_exp_0[512];
+// PTX: .shared .align 16 .b8 __wg_row_max_exp_0[512];
 // PTX-NOT: .local
 // PTX-NOT: call
 // PTX: ld.global

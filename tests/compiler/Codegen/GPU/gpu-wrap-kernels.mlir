@@ -6,7 +6,7 @@
 // CHECK: gpu.module @kiln_kernels {
 // CHECK:   memref.global "private" constant @table
 // CHECK:   gpu.func @reduce(%[[IN:.*]]: memref<256xf32>, %[[OUT:.*]]: memref<f32>)
-// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME: kernel
 // CHECK-SAME: kiln.shared_memory_bytes = 256 : i64
 // CHECK-SAME: kiln.workgroup_count = array<i64: 1, 1, 1>, kiln.workgroup_size = array<i64: 64, 1, 1>

@@ -1,0 +1,486 @@
+//===- GPULowerContractionPass.cpp - Tiled matrix-core matmul kernels -----===//
+//
+// The contraction recipe: one workgroup computes a BM x BN tile of C with
+// subgroups arranged WM x WN, each owning a (BM/WM) x (BN/WN) block of
+// accumulators in registers. The K loop stages BK-wide slices of A and B in
+// shared memory with 128-bit loads, then every subgroup reads its fragments
+// from shared memory in the layout of the matrix instruction
+// (MatrixIntrinsics.h) and issues the instruction per (16 x n) tile. The
+// fused elementwise consumer of the matmul (bias, activation, truncation) is
+// applied to the accumulators in registers and stored once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "CodegenUtils.h"
+#include "MatrixIntrinsics.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPULOWERCONTRACTIONPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Shared-memory rows are padded by this many elements so that the lanes of
+// a subgroup reading a fragment hit distinct banks.
+constexpr int64_t kSharedPadding = 8;
+constexpr int64_t kCopyBits = 128;
+
+struct ContractionConfig {
+  MatrixIntrinsic intrinsic;
+  int64_t tileM, tileN, tileK;      // workgroup tile
+  int64_t subgroupsM, subgroupsN;   // subgroup grid
+  int64_t workgroupSize;
+};
+
+// What the recipe replaces: C (+)= A * B, with an optional fill of C before
+// and an optional elementwise consumer reading C (then C is a shared
+// temporary that disappears).
+struct Contraction {
+  linalg::MatmulOp matmul;
+  linalg::FillOp fill;        // may be null
+  linalg::GenericOp consumer; // may be null
+  memref::AllocOp temporary;  // C when it is a shared temporary
+};
+
+// The fill of `c` right before `matmul` in its block, if any.
+static linalg::FillOp findFill(linalg::MatmulOp matmul, Value c) {
+  for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(op))
+      if (fill.getDpsInits()[0] == c)
+        return fill;
+    // Anything else touching c ends the search.
+    if (llvm::is_contained(op->getOperands(), c))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+// Whether `generic` reads `c` only through the identity map (element (i, j)
+// of the iteration space is C[i][j]).
+static bool readsIdentically(linalg::GenericOp generic, Value c) {
+  bool found = false;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    if (input->get() != c)
+      continue;
+    if (!generic.getMatchingIndexingMap(input).isIdentity())
+      return false;
+    found = true;
+  }
+  return found;
+}
+
+static FailureOr<Contraction> matchContraction(linalg::MatmulOp matmul) {
+  Contraction contraction;
+  contraction.matmul = matmul;
+  Value c = matmul.getDpsInits()[0];
+  contraction.fill = findFill(matmul, c);
+  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return contraction;
+  contraction.temporary = alloc;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == matmul.getOperation() || user == contraction.fill ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || contraction.consumer || generic->getBlock() !=
+                                                matmul->getBlock() ||
+        !matmul->isBeforeInBlock(generic) ||
+        generic.getNumLoops() != 2 ||
+        generic.getNumParallelLoops() != 2 || generic.getNumDpsInits() != 1 ||
+        llvm::is_contained(generic.getDpsInits(), c) ||
+        !readsIdentically(generic, c) ||
+        !generic.getBody()->getOps<linalg::IndexOp>().empty())
+      return matmul.emitError()
+             << "contraction strategy: the matmul's shared temporary has a "
+                "use that is not one elementwise consumer: "
+             << *user;
+    contraction.consumer = generic;
+  }
+  if (!contraction.consumer)
+    return matmul.emitError()
+           << "contraction strategy: the matmul's result is never read";
+  return contraction;
+}
+
+class ContractionEmitter {
+public:
+  ContractionEmitter(OpBuilder &b, Location loc, const ContractionConfig &config,
+                     const Contraction &contraction)
+      : b(b), loc(loc), config(config), contraction(contraction),
+        info(getMatrixIntrinsicInfo(config.intrinsic)) {}
+
+  LogicalResult emit();
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  // affine.apply of `expr` over `operands` (dims in order).
+  Value apply(AffineExpr expr, ValueRange operands) {
+    return affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(operands.size(), 0, expr), operands);
+  }
+
+  // Position `result` of `layout` at element `e`, as an expression of the
+  // lane (dim 0).
+  AffineExpr layoutExpr(AffineMap layout, unsigned result, int64_t e) {
+    MLIRContext *context = b.getContext();
+    return layout.getResult(result).replaceDims(
+        {getAffineDimExpr(0, context), getAffineConstantExpr(e, context)});
+  }
+
+  // Copies a rows x cols slice of `source` at (rowOffset, colOffset) into
+  // `target` (rows x >= cols) with 128-bit vectors spread over the
+  // workgroup's threads.
+  void copyTile(Value source, Value rowOffset, Value colOffset, Value target,
+                int64_t rows, int64_t cols, Type elementType);
+
+  OpBuilder &b;
+  Location loc;
+  const ContractionConfig &config;
+  Contraction contraction;
+  const MatrixIntrinsicInfo &info;
+  Value threadId;
+};
+
+void ContractionEmitter::copyTile(Value source, Value rowOffset,
+                                  Value colOffset, Value target, int64_t rows,
+                                  int64_t cols, Type elementType) {
+  MLIRContext *context = b.getContext();
+  int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
+  int64_t perRow = cols / vector;
+  int64_t chunks = rows * perRow;
+  auto vectorType = VectorType::get({vector}, elementType);
+  AffineExpr tid, row0, col0;
+  bindDims(context, tid, row0, col0);
+  for (int64_t first = 0; first < chunks; first += config.workgroupSize) {
+    AffineExpr idx = tid + first;
+    Value row = apply(idx.floorDiv(perRow), {threadId});
+    Value col = apply((idx % perRow) * vector, {threadId});
+    Value sourceRow = apply(idx.floorDiv(perRow) + row0,
+                            {threadId, rowOffset, colOffset});
+    Value sourceCol = apply((idx % perRow) * vector + col0,
+                            {threadId, rowOffset, colOffset});
+    // Both sides are 16-byte aligned: tiles, rows and K slices are multiples
+    // of 8 elements (strategy selection), bindings and shared buffers 16-byte
+    // aligned, shared rows padded by 8 elements.
+    Value v = vector::LoadOp::create(b, loc, vectorType, source,
+                                     ValueRange{sourceRow, sourceCol},
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(kCopyBits / 8));
+    vector::StoreOp::create(b, loc, v, target, ValueRange{row, col},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(kCopyBits / 8));
+  }
+}
+
+LogicalResult ContractionEmitter::emit() {
+  MLIRContext *context = b.getContext();
+  linalg::MatmulOp matmul = contraction.matmul;
+  Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];
+  Value c = matmul.getDpsInits()[0];
+  auto aType = cast<MemRefType>(a.getType());
+  int64_t k = aType.getDimSize(1);
+  Type inType = aType.getElementType();
+  Type f32 = b.getF32Type();
+  auto sharedSpace =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+
+  int64_t subgroupTileM = config.tileM / config.subgroupsM;
+  int64_t subgroupTileN = config.tileN / config.subgroupsN;
+  int64_t tilesM = subgroupTileM / info.m, tilesN = subgroupTileN / info.n;
+
+  threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  AffineExpr d0, d1;
+  bindDims(context, d0, d1);
+  int64_t s = info.subgroupSize;
+  Value lane = apply(d0 % s, {threadId});
+  Value subgroupRow = apply(d0.floorDiv(s).floorDiv(config.subgroupsN),
+                            {threadId});
+  Value subgroupCol = apply(d0.floorDiv(s) % config.subgroupsN, {threadId});
+
+  // 16-byte aligned rows (the padding keeps them so) for the 128-bit
+  // stores of the copies.
+  IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
+  auto sharedA = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({config.tileM, config.tileK + kSharedPadding}, inType,
+                      nullptr, sharedSpace),
+      alignment);
+  auto sharedB = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({config.tileK, config.tileN + kSharedPadding}, inType,
+                      nullptr, sharedSpace),
+      alignment);
+
+  // Row of C element `e` of tile (tm, tn) for this lane, and its column.
+  AffineMap layoutC = getFragmentLayoutC(config.intrinsic, context);
+  auto cRow = [&](int64_t tm, int64_t e) {
+    return apply(layoutExpr(layoutC, 0, e) + d1 * subgroupTileM + tm * info.m,
+                 {lane, subgroupRow});
+  };
+  auto cCol = [&](int64_t tn, int64_t e) {
+    return apply(layoutExpr(layoutC, 1, e) + d1 * subgroupTileN + tn * info.n,
+                 {lane, subgroupCol});
+  };
+
+  // Accumulators: the fill's value, else C's contents.
+  auto accType = VectorType::get({info.cCount}, f32);
+  SmallVector<Value> init;
+  for (int64_t tm = 0; tm < tilesM; ++tm) {
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      if (contraction.fill) {
+        Value value = contraction.fill.getDpsInputs()[0];
+        if (value.getType() != f32)
+          value = arith::ExtFOp::create(b, loc, f32, value);
+        init.push_back(vector::BroadcastOp::create(b, loc, accType, value));
+        continue;
+      }
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < info.cCount; ++e)
+        elements.push_back(memref::LoadOp::create(
+            b, loc, c, ValueRange{cRow(tm, e), cCol(tn, e)}));
+      init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
+    }
+  }
+
+  AffineMap layoutA = getFragmentLayoutA(config.intrinsic, context);
+  AffineMap layoutB = getFragmentLayoutB(config.intrinsic, context);
+  int64_t contiguous = getContiguousAElements(config.intrinsic);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(k), index(config.tileK), init,
+      [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+        copyTile(a, index(0), k0, sharedA, config.tileM, config.tileK, inType);
+        copyTile(bMatrix, k0, index(0), sharedB, config.tileK, config.tileN,
+                 inType);
+        gpu::BarrierOp::create(b, loc);
+        SmallVector<Value> acc(accumulators.begin(), accumulators.end());
+        for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
+          SmallVector<Value> aFragments, bFragments;
+          for (int64_t tm = 0; tm < tilesM; ++tm) {
+            SmallVector<Value> elements;
+            for (int64_t e = 0; e < info.aCount; e += contiguous) {
+              Value row =
+                  apply(layoutExpr(layoutA, 0, e) + d1 * subgroupTileM +
+                            tm * info.m,
+                        {lane, subgroupRow});
+              Value col = apply(layoutExpr(layoutA, 1, e) + ks, {lane});
+              // The layout puts runs of `contiguous` elements at multiples
+              // of `contiguous` along K.
+              Value v = vector::LoadOp::create(
+                  b, loc, VectorType::get({contiguous}, inType), sharedA,
+                  ValueRange{row, col}, /*nontemporal=*/false,
+                  llvm::MaybeAlign(contiguous *
+                                   inType.getIntOrFloatBitWidth() / 8));
+              for (int64_t i = 0; i < contiguous; ++i)
+                elements.push_back(vector::ExtractOp::create(
+                    b, loc, v, ArrayRef<int64_t>{i}));
+            }
+            aFragments.push_back(vector::FromElementsOp::create(
+                b, loc, VectorType::get({info.aCount}, inType), elements));
+          }
+          for (int64_t tn = 0; tn < tilesN; ++tn) {
+            SmallVector<Value> elements;
+            for (int64_t e = 0; e < info.bCount; ++e) {
+              Value row = apply(layoutExpr(layoutB, 1, e) + ks, {lane});
+              Value col =
+                  apply(layoutExpr(layoutB, 0, e) + d1 * subgroupTileN +
+                            tn * info.n,
+                        {lane, subgroupCol});
+              elements.push_back(memref::LoadOp::create(
+                  b, loc, sharedB, ValueRange{row, col}));
+            }
+            bFragments.push_back(vector::FromElementsOp::create(
+                b, loc, VectorType::get({info.bCount}, inType), elements));
+          }
+          for (int64_t tm = 0; tm < tilesM; ++tm)
+            for (int64_t tn = 0; tn < tilesN; ++tn) {
+              Value &tile = acc[tm * tilesN + tn];
+              tile = createMatrixInstruction(b, loc, config.intrinsic,
+                                             aFragments[tm], bFragments[tn],
+                                             tile);
+            }
+        }
+        gpu::BarrierOp::create(b, loc);
+        scf::YieldOp::create(b, loc, acc);
+      });
+
+  // Epilogue: each accumulator through the consumer's body (or as it is)
+  // into the output, where the consumer was (its operands are defined by
+  // then).
+  linalg::GenericOp consumer = contraction.consumer;
+  if (consumer)
+    b.setInsertionPoint(consumer);
+  for (int64_t tm = 0; tm < tilesM; ++tm) {
+    for (int64_t tn = 0; tn < tilesN; ++tn) {
+      Value tile = loop.getResult(tm * tilesN + tn);
+      for (int64_t e = 0; e < info.cCount; ++e) {
+        Value value =
+            vector::ExtractOp::create(b, loc, tile, ArrayRef<int64_t>{e});
+        Value row = cRow(tm, e), col = cCol(tn, e);
+        if (!consumer) {
+          memref::StoreOp::create(b, loc, value, c, ValueRange{row, col});
+          continue;
+        }
+        IRMapping mapping;
+        Block *body = consumer.getBody();
+        for (OpOperand &operand : consumer->getOpOperands()) {
+          BlockArgument argument = body->getArgument(operand.getOperandNumber());
+          if (operand.get() == c) {
+            mapping.map(argument, value);
+            continue;
+          }
+          if (consumer.isDpsInit(&operand) && argument.use_empty())
+            continue;
+          AffineMap map = consumer.getMatchingIndexingMap(&operand);
+          SmallVector<Value> indices;
+          for (AffineExpr expr : map.getResults())
+            indices.push_back(apply(expr, {row, col}));
+          mapping.map(argument, memref::LoadOp::create(b, loc, operand.get(),
+                                                       indices));
+        }
+        for (Operation &op : body->without_terminator())
+          b.clone(op, mapping);
+        auto yield = cast<linalg::YieldOp>(body->getTerminator());
+        OpOperand *output = consumer.getDpsInitOperand(0);
+        AffineMap map = consumer.getMatchingIndexingMap(output);
+        SmallVector<Value> indices;
+        for (AffineExpr expr : map.getResults())
+          indices.push_back(apply(expr, {row, col}));
+        memref::StoreOp::create(b, loc,
+                                mapping.lookupOrDefault(yield.getOperand(0)),
+                                output->get(), indices);
+      }
+    }
+  }
+  return success();
+}
+
+// Reads the contraction entries of the strategy (see GPUSelectStrategyPass).
+static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
+                                               DictionaryAttr strategy) {
+  auto intrinsicAttr = strategy.getAs<StringAttr>("intrinsic");
+  auto tile = strategy.getAs<DenseI64ArrayAttr>("workgroup_tile");
+  auto grid = strategy.getAs<DenseI64ArrayAttr>("subgroup_grid");
+  auto kTile = strategy.getAs<IntegerAttr>("k_tile");
+  auto size = strategy.getAs<DenseI64ArrayAttr>("workgroup_size");
+  std::optional<MatrixIntrinsic> intrinsic =
+      intrinsicAttr ? symbolizeMatrixIntrinsic(intrinsicAttr.getValue())
+                    : std::nullopt;
+  if (!intrinsic || !tile || tile.size() < 2 || !grid || grid.size() != 2 ||
+      !kTile || !size || size.size() != 3)
+    return func.emitError()
+           << "contraction strategy needs 'intrinsic' (a known matrix "
+              "instruction), 'workgroup_tile', 'subgroup_grid', 'k_tile' and "
+              "'workgroup_size'";
+  ContractionConfig config;
+  config.intrinsic = *intrinsic;
+  config.tileM = tile[0];
+  config.tileN = tile[1];
+  config.tileK = kTile.getInt();
+  config.subgroupsM = grid[0];
+  config.subgroupsN = grid[1];
+  config.workgroupSize = size[0] * size[1] * size[2];
+  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*intrinsic);
+  if (config.subgroupsM * config.subgroupsN * info.subgroupSize !=
+          config.workgroupSize ||
+      config.tileM % (config.subgroupsM * info.m) != 0 ||
+      config.tileN % (config.subgroupsN * info.n) != 0 ||
+      config.tileK % info.k != 0)
+    return func.emitError()
+           << "contraction strategy: workgroup tile " << config.tileM << "x"
+           << config.tileN << "x" << config.tileK << " with subgroup grid "
+           << config.subgroupsM << "x" << config.subgroupsN << " and "
+           << config.workgroupSize << " threads does not fit "
+           << info.name;
+  return config;
+}
+
+static LogicalResult checkOperands(const ContractionConfig &config,
+                                   linalg::MatmulOp matmul) {
+  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(config.intrinsic);
+  auto aType = dyn_cast<MemRefType>(matmul.getDpsInputs()[0].getType());
+  auto bType = dyn_cast<MemRefType>(matmul.getDpsInputs()[1].getType());
+  auto cType = dyn_cast<MemRefType>(matmul.getDpsInits()[0].getType());
+  Type in = getMatrixInputType(config.intrinsic, matmul.getContext());
+  bool fits = aType && bType && cType && aType.hasStaticShape() &&
+              bType.hasStaticShape() && cType.hasStaticShape() &&
+              !matmul.hasUserDefinedMaps() &&
+              aType.getDimSize(0) == config.tileM &&
+              bType.getDimSize(1) == config.tileN &&
+              aType.getDimSize(1) % config.tileK == 0 &&
+              aType.getElementType() == in && bType.getElementType() == in &&
+              cType.getElementType().isF32();
+  if (!fits)
+    return matmul.emitError()
+           << "contraction strategy: the workgroup's matmul does not fit "
+           << info.name << " tiles of " << config.tileM << "x" << config.tileN
+           << "x" << config.tileK << ": expected " << config.tileM << "xK "
+           << in << " * Kx" << config.tileN << " " << in
+           << " -> f32 with K a multiple of " << config.tileK;
+  return success();
+}
+
+struct GPULowerContractionPass
+    : public kiln::impl::GPULowerContractionPassBase<GPULowerContractionPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
+    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
+    if (!kind || kind.getValue() != "contraction")
+      return;
+    FailureOr<ContractionConfig> config = readConfig(func, strategy);
+    if (failed(config))
+      return signalPassFailure();
+    SmallVector<linalg::MatmulOp> matmuls;
+    func.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    if (matmuls.size() != 1) {
+      func.emitError() << "contraction strategy: expected one linalg.matmul "
+                          "per workgroup, found "
+                       << matmuls.size();
+      return signalPassFailure();
+    }
+    linalg::MatmulOp matmul = matmuls.front();
+    if (failed(checkOperands(*config, matmul)))
+      return signalPassFailure();
+    FailureOr<Contraction> contraction = matchContraction(matmul);
+    if (failed(contraction))
+      return signalPassFailure();
+
+    OpBuilder b(matmul);
+    ContractionEmitter emitter(b, matmul.getLoc(), *config, *contraction);
+    if (failed(emitter.emit()))
+      return signalPassFailure();
+    if (contraction->consumer)
+      contraction->consumer->erase();
+    matmul->erase();
+    if (contraction->fill)
+      contraction->fill->erase();
+    if (memref::AllocOp temporary = contraction->temporary) {
+      for (Operation *user : llvm::make_early_inc_range(temporary->getUsers()))
+        user->erase();
+      temporary->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,43 @@
+// The contraction strategy on NVIDIA: matmuls with f16/bf16 inputs and an
+// f32 accumulator become mma.sync m16n8k16 kernels staging A and B in
+// shared memory with 128-bit loads (this shape runs and is checked against
+// numpy on H100s: tests/e2e/matmul/contraction_*.mlir, docs/testing.md).
+// RUN: kiln-opt %s --kiln-gpu-codegen="backend=nvvm chip=sm_90" | mlir-translate --mlir-to-llvmir | llc -O3 -mtriple=nvptx64-nvidia-cuda -mcpu=sm_90 -mattr=+ptx80 | FileCheck %s
+
+// 128x64 of f16 with K = 64: two 64x64 workgroups of 4 warps, two K slices
+// of 32 with 2x4 tiles of 16x8 per warp and 2 K steps of 16 each.
+// CHECK-LABEL: .entry matmul_f16(
+// CHECK-DAG: .shared .align {{[0-9]+}} .b8 {{.*}}[5120]
+// CHECK-DAG: .shared .align {{[0-9]+}} .b8 {{.*}}[4608]
+// CHECK: ld.global.v4.b32
+// CHECK: st.shared.v4.b32
+// CHECK: bar.sync 0;
+// CHECK: ld.shared.b32
+// CHECK-COUNT-16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: bar.sync 0;
+// CHECK: cvt.rn.f16.f32
+// CHECK: st.global.b16
+func.func @matmul_f16(%a: tensor<128x64xf16>, %b: tensor<64x64xf16>) -> tensor<128x64xf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<128x64xf16>, tensor<64x64xf16>) outs(%f : tensor<128x64xf32>) -> tensor<128x64xf32>
+  %e2 = tensor.empty() : tensor<128x64xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<128x64xf32>) outs(%e2 : tensor<128x64xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %y = arith.truncf %x : f32 to f16
+    linalg.yield %y : f16
+  } -> tensor<128x64xf16>
+  return %t : tensor<128x64xf16>
+}
+
+// bf16 takes the bf16 form of the instruction.
+// CHECK-LABEL: .entry matmul_bf16(
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+func.func @matmul_bf16(%a: tensor<64x32xbf16>, %b: tensor<32x64xbf16>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xbf16>, tensor<32x64xbf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %m : tensor<64x64xf32>
+}

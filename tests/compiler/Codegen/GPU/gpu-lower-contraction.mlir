@@ -1,0 +1,83 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-contraction --verify-diagnostics | FileCheck %s
+
+// A 64x64 workgroup tile of f16 x f16 -> f32 with its truncating consumer,
+// 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K in slices of
+// 32: the fill, matmul, consumer and shared temporary are replaced.
+// CHECK-LABEL: func.func @tile_64x64
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(
+// Copies: 64x32 and 32x64 f16 over 128 threads, two 128-bit vectors each.
+// CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
+// CHECK: gpu.barrier
+// Fragments of A as f16 pairs, of B element by element.
+// CHECK: vector.load %[[A_SMEM]]{{.*}} : memref<64x40xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: memref.load %[[B_SMEM]]
+// 2 K steps of 16 x 8 tiles.
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// Epilogue: the consumer's truncation on each accumulator, stored to C.
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: memref.store %{{.*}} : memref<64x64xf16, strided<[64, 1], offset: ?>>
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref<64x64xf32, #gpu.address_space<workgroup>>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @tile_64x64(%arg0: memref<128x64xf16>, %arg1: memref<64x64xf16>, %arg2: memref<128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", reduction = "none", root = "linalg.matmul", subgroup_grid = array<i64: 2, 2>, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>}} {
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.forall (%arg3, %arg4) = (0, 0) to (128, 64) step (64, 64) {
+    %subview = memref.subview %arg0[%arg3, 0] [64, 64] [1, 1] : memref<128x64xf16> to memref<64x64xf16, strided<[64, 1], offset: ?>>
+    %alloc = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32, #gpu.address_space<workgroup>>
+    linalg.fill ins(%cst : f32) outs(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>)
+    linalg.matmul ins(%subview, %arg1 : memref<64x64xf16, strided<[64, 1], offset: ?>>, memref<64x64xf16>) outs(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>)
+    %subview_0 = memref.subview %arg2[%arg3, 0] [64, 64] [1, 1] : memref<128x64xf16> to memref<64x64xf16, strided<[64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>) outs(%subview_0 : memref<64x64xf16, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f16):
+      %0 = arith.truncf %in : f32 to f16
+      linalg.yield %0 : f16
+    }
+  } {mapping = [#gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
+  return
+}
+
+// -----
+
+// No fill and no consumer: the accumulators start from C and go back to it.
+// CHECK-LABEL: func.func @accumulate_in_place
+// CHECK-COUNT-32: memref.load %arg2
+// CHECK: scf.for
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK-COUNT-32: memref.store {{.*}}, %arg2
+func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x32xbf16>, memref<32x64xbf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A tile the strategy does not describe.
+func.func @wrong_tile(%arg0: memref<32x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<32x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected 64xK 'f16' * Kx64 'f16' -> f32 with K a multiple of 32}}
+  linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<32x64xf32>)
+  return
+}
+
+// -----
+
+// A subgroup grid that does not match the threads.
+// expected-error @+1 {{contraction strategy: workgroup tile 64x64x32 with subgroup grid 2x2 and 256 threads does not fit mma_sync_f32_16x8x16_f16}}
+func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// An unknown instruction.
+// expected-error @+1 {{contraction strategy needs 'intrinsic' (a known matrix instruction)}}
+func.func @unknown_intrinsic(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x8_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}

@@ -1,0 +1,74 @@
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_75" | FileCheck %s --check-prefix=SM75
+
+// f16 matmul with enough 128x128 tiles to fill the GPU: 8 warps (2x4),
+// K slices of 32, mma.sync.
+// CHECK-LABEL: func.func @large_f16
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction"
+// CHECK-SAME: subgroup_grid = array<i64: 2, 4>
+// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
+// SM75-LABEL: func.func @large_f16
+// SM75-SAME: kind = "matmul"
+// SM75-NOT: intrinsic
+func.func @large_f16(%a: tensor<2048x256xf16>, %b: tensor<256x2048xf16>) -> tensor<2048x2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<2048x256xf16>, tensor<256x2048xf16>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  return %r : tensor<2048x2048xf32>
+}
+
+// -----
+
+// Few tiles: 64x64 tiles of 4 warps (2x2). The result is the truncating
+// consumer, tiled over its two loops.
+// CHECK-LABEL: func.func @small_bf16_truncated
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction"
+// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
+// CHECK-SAME: workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @small_bf16_truncated(%a: tensor<256x64xbf16>, %b: tensor<64x128xbf16>) -> tensor<256x128xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %e2 = tensor.empty() : tensor<256x128xbf16>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<256x128xf32>) outs(%e2 : tensor<256x128xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %y = arith.truncf %x : f32 to bf16
+    linalg.yield %y : bf16
+  } -> tensor<256x128xbf16>
+  return %t : tensor<256x128xbf16>
+}
+
+// -----
+
+// Sizes that are not multiples of the tiles, f32 inputs and an f16
+// accumulator keep the generic matmul strategy.
+// CHECK-LABEL: func.func @odd_sizes
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @f32_inputs
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @f16_accumulator
+// CHECK-SAME: kind = "matmul"
+func.func @odd_sizes(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>) -> tensor<100x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100x128xf32>) -> tensor<100x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100x64xf16>, tensor<64x128xf16>) outs(%f : tensor<100x128xf32>) -> tensor<100x128xf32>
+  return %r : tensor<100x128xf32>
+}
+func.func @f32_inputs(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x128xf32>) outs(%f : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
+}
+func.func @f16_accumulator(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> tensor<128x128xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<128x128xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<128x128xf16>) -> tensor<128x128xf16>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf16>, tensor<64x128xf16>) outs(%f : tensor<128x128xf16>) -> tensor<128x128xf16>
+  return %r : tensor<128x128xf16>
+}

@@ -1,0 +1,88 @@
+"""Matmuls that take the GPU contraction strategy (kiln-gpu-lower-contraction:
+shared-memory tiles and mma.sync on cuda sm_80+): f16/bf16 inputs, an f32
+accumulator, M, N multiples of 64 and K a multiple of 32, with the epilogues the
+recipe fuses (truncation, bias + relu, none, accumulation into an input). On
+the host they run the ordinary host strategies; on GPUs (build_tools/e2e_device.py)
+they check the contraction kernels. Values are small multiples of 1/4 so every
+product and sum is exact in f32 and each layout mistake shows."""
+
+import numpy as np
+
+from e2elib import Case, Run, T, bf16
+
+rng = np.random.default_rng(12)
+CASES = []
+
+M, N, K = 128, 64, 64  # two 64x64 workgroup tiles, two K steps of 32
+
+
+def quarters(*shape, dtype=np.float32):
+    return (rng.integers(-8, 9, size=shape) / 4).astype(dtype)
+
+
+def matmul_program(elem, out, epilogue, extra_args="", extra_ins=""):
+    fill = "" if epilogue == "accumulate" else f"""  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{M}x{N}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+"""
+    init = "%c" if epilogue == "accumulate" else "%f"
+    head = f"""func.func @main(%a: tensor<{M}x{K}x{elem}>, %b: tensor<{K}x{N}x{elem}>{extra_args}) -> tensor<{M}x{N}x{out}> {{
+{fill}  %m = linalg.matmul ins(%a, %b : tensor<{M}x{K}x{elem}>, tensor<{K}x{N}x{elem}>) outs({init} : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+"""
+    if epilogue in ("none", "accumulate"):
+        return head + f"  return %m : tensor<{M}x{N}xf32>\n}}"
+    if epilogue == "truncf":
+        body = f"""    %y = arith.truncf %x : f32 to {out}
+    linalg.yield %y : {out}"""
+        maps, ins, args = "[#id, #id]", f"ins(%m : tensor<{M}x{N}xf32>)", f"%x: f32, %o: {out}"
+    else:  # bias_relu
+        body = """    %s = arith.addf %x, %bias : f32
+    %zero2 = arith.constant 0.0 : f32
+    %y = arith.maximumf %s, %zero2 : f32
+    linalg.yield %y : f32"""
+        maps = "[#id, #row, #id]"
+        ins = f"ins(%m, %bias_v : tensor<{M}x{N}xf32>, tensor<{N}xf32>)"
+        args = "%x: f32, %bias: f32, %o: f32"
+    return ("#id = affine_map<(i, j) -> (i, j)>\n#row = affine_map<(i, j) -> (j)>\n" + head +
+            f"""  %e2 = tensor.empty() : tensor<{M}x{N}x{out}>
+  %r = linalg.generic {{indexing_maps = {maps}, iterator_types = ["parallel", "parallel"]}}
+      {ins} outs(%e2 : tensor<{M}x{N}x{out}>) {{
+  ^bb0({args}):
+{body}
+  }} -> tensor<{M}x{N}x{out}>
+  return %r : tensor<{M}x{N}x{out}>
+}}""")
+
+
+def ref(a, b):
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+a, b = quarters(M, K, dtype=np.float16), quarters(K, N, dtype=np.float16)
+CASES.append(Case(
+    "matmul/contraction_f16_truncf.mlir",
+    f"f16 {M}x{K} * {K}x{N} with an f32 accumulator truncated to f16 (contraction strategy on GPUs).",
+    matmul_program("f16", "f16", "truncf"),
+    [Run("main", [T(a, "f16"), T(b, "f16")], [T(ref(a, b), "f16")], atol=0, rtol=0)]))
+
+a, b = bf16(quarters(M, K)), bf16(quarters(K, N))
+CASES.append(Case(
+    "matmul/contraction_bf16_f32.mlir",
+    f"bf16 {M}x{K} * {K}x{N} -> f32 with no epilogue (contraction strategy on GPUs).",
+    matmul_program("bf16", "f32", "none"),
+    [Run("main", [T(a, "bf16"), T(b, "bf16")], [T(ref(a, b), "f32")], atol=0, rtol=0)]))
+
+a, b, bias = quarters(M, K, dtype=np.float16), quarters(K, N, dtype=np.float16), quarters(N)
+CASES.append(Case(
+    "matmul/contraction_f16_bias_relu.mlir",
+    f"f16 {M}x{K} * {K}x{N} + bias, relu, in f32: the epilogue runs on the accumulators (contraction strategy on GPUs).",
+    matmul_program("f16", "f32", "bias_relu", extra_args=f", %bias_v: tensor<{N}xf32>"),
+    [Run("main", [T(a, "f16"), T(b, "f16"), T(bias, "f32")],
+         [T(np.maximum(ref(a, b) + bias, 0), "f32")], atol=0, rtol=0)]))
+
+a, b, c = quarters(M, K, dtype=np.float16), quarters(K, N, dtype=np.float16), quarters(M, N)
+CASES.append(Case(
+    "matmul/contraction_f16_accumulate.mlir",
+    f"C += A * B with f16 A, B and an f32 C given as an input (accumulators start from C; contraction strategy on GPUs).",
+    matmul_program("f16", "f32", "accumulate", extra_args=f", %c: tensor<{M}x{N}xf32>"),
+    [Run("main", [T(a, "f16"), T(b, "f16"), T(c, "f32")], [T(ref(a, b) + c, "f32")], atol=0, rtol=0)]))
