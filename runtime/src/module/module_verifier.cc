@@ -27,10 +27,15 @@ constexpr int64_t kMaxWorldSize = int64_t{1} << 16;
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 // The FlatBuffers verifier checks the alignment of a vector's length but not
-// of its 8-byte elements; a corrupt offset can misalign them.
+// of its 8-byte elements (scalars or structs); a corrupt offset can misalign
+// them.
 bool IsAligned(const flatbuffers::Vector<int64_t>* vector) {
   return !vector ||
-         reinterpret_cast<uintptr_t>(vector->data()) % alignof(int64_t) == 0;
+         reinterpret_cast<uintptr_t>(vector->Data()) % alignof(int64_t) == 0;
+}
+bool IsAligned(const flatbuffers::Vector<const BufferRef*>* vector) {
+  return !vector ||
+         reinterpret_cast<uintptr_t>(vector->Data()) % alignof(BufferRef) == 0;
 }
 
 const char* CommandKindName(Command type) {
@@ -80,6 +85,12 @@ class ModuleChecker {
         const Function* function = functions->Get(i);
         std::string name = function->name()->str();
         if (name.empty()) return Error("function %u has an empty name", i);
+        // Names reach callers as C strings: one with a NUL inside could be
+        // neither found nor told apart from its prefix.
+        if (name.find('\0') != std::string::npos) {
+          return Error("function %u's name '%s' contains a NUL byte", i,
+                       name.c_str());
+        }
         if (!names.insert(name).second) {
           return Error("function '%s' is defined more than once", name.c_str());
         }
@@ -132,6 +143,13 @@ class ModuleChecker {
         if (!exp->name() || exp->name()->size() == 0) {
           return Error("executable '%s' variant '%s' export %u has no name",
                        name, variant->target()->c_str(), e);
+        }
+        // The name is looked up as a C string (dlsym, module symbols): a NUL
+        // inside would bind a different symbol.
+        if (exp->name()->str().find('\0') != std::string::npos) {
+          return Error("executable '%s' variant '%s' export %u's name '%s' "
+                       "contains a NUL byte", name, variant->target()->c_str(),
+                       e, exp->name()->c_str());
         }
         if (!first->name() || exp->name()->str() != first->name()->str() ||
             exp->binding_count() != first->binding_count() ||
@@ -512,6 +530,9 @@ class ModuleChecker {
       return Error("%s: %u push constants but export '%s' takes %u",
                    where.c_str(), push_count, exp->name()->c_str(),
                    exp->push_constant_count());
+    }
+    if (!IsAligned(dispatch.bindings())) {
+      return Error("%s: misaligned bindings", where.c_str());
     }
     for (uint32_t b = 0; b < binding_count; ++b) {
       std::string what = "binding " + std::to_string(b);

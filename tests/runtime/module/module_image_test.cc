@@ -5,6 +5,8 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "module/module_image.h"
 #include "module_constants.h"
@@ -274,6 +276,46 @@ TEST(ModuleImageTest, StructuralProblemsAreRejected) {
               m->functions[1]->transient_alignment = 48;
             }).code,
             KILN_STATUS_INVALID_ARGUMENT);
+}
+
+// Every input that once made the module fuzzer fail (kept in
+// tests/fuzz/regressions/module, named for the defect) is refused cleanly.
+TEST(ModuleImageTest, FuzzerFindingsAreRejected) {
+  const std::string dir = KILN_FUZZ_MODULE_REGRESSIONS;
+  const std::pair<const char*, const char*> findings[] = {
+      {"function-name-with-nul", "contains a NUL byte"},
+      {"misaligned-dispatch-bindings", "misaligned bindings"},
+  };
+  for (const auto& [file, fragment] : findings) {
+    std::vector<uint8_t> bytes = testing::ReadFileBytes(dir + "/" + file);
+    ASSERT_FALSE(bytes.empty()) << file;
+    LoadResult result = Load(bytes);
+    EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << file;
+    EXPECT_NE(result.message.find(fragment), std::string::npos)
+        << file << ": " << result.message;
+  }
+}
+
+// Found by the module fuzzer (tests/fuzz/regressions/module): names are C
+// strings to every user, so a NUL inside one is refused. "add\0x" could not
+// be looked up and printed as a second "add".
+TEST(ModuleImageTest, NamesWithANulByteAreRejected) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    m->functions[1]->name = std::string("add\0x", 5);
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("function 1's name 'add' contains a NUL byte"),
+            std::string::npos)
+      << result.message;
+  result = LoadModified([](ModuleT* m) {
+    for (auto& variant : m->executables[0]->variants) {
+      variant->exports[0]->name = std::string("add_f32\0evil", 12);
+    }
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("export 0's name 'add_f32' contains a NUL"),
+            std::string::npos)
+      << result.message;
 }
 
 }  // namespace
