@@ -2,13 +2,18 @@
 # Sets up, builds and runs every test Kiln has on this machine:
 #   1. compiler lit tests (tests/compiler) and end-to-end tests (tests/e2e),
 #   2. gtest suites (runtime unit tests, HAL conformance, compiler unit tests),
-#   3. the runtime again under AddressSanitizer + UndefinedBehaviorSanitizer,
-#   4. install + an out-of-tree build of samples/embed_c against the install.
+#   3. the runtime again, built with clang-22 under AddressSanitizer +
+#      UndefinedBehaviorSanitizer (including -fsanitize=function), and the
+#      libFuzzer harnesses of tests/fuzz, each fuzzed for KILN_FUZZ_SECONDS
+#      (default 25),
+#   4. a configure with -DKILN_BUILD_TESTS=OFF (what embedders build),
+#   5. install + an out-of-tree build of samples/embed_c against the install.
 # Exits non-zero on the first failing step. This is what CI runs (.ci/run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${KILN_BUILD_DIR:-$root/build}
-asan_dir=${KILN_ASAN_BUILD_DIR:-$root/build-asan}
+asan_dir=${KILN_ASAN_BUILD_DIR:-$root/build-asan-clang}
+fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
 jobs=${KILN_JOBS:-$(nproc)}
 lit=/usr/lib/llvm-22/bin/lit
 
@@ -26,14 +31,37 @@ step "lit: compiler and e2e"
 step "ctest"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 
-step "runtime under ASan+UBSan ($asan_dir)"
+step "runtime under ASan+UBSan, clang-22, with the fuzzers ($asan_dir)"
 if [ ! -f "$asan_dir/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DKILN_BUILD_COMPILER=OFF -DKILN_ENABLE_SANITIZERS=ON >/dev/null
+  CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$root" -B "$asan_dir" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_BUILD_COMPILER=OFF \
+    -DKILN_ENABLE_SANITIZERS=ON -DKILN_BUILD_FUZZERS=ON >/dev/null
 fi
 ninja -C "$asan_dir" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" -L runtime
+
+step "fuzz the runtime's inputs (${fuzz_seconds}s per harness)"
+# New inputs go to the build folder's corpus; the checked-in seeds are read
+# only. A failure leaves the input in $asan_dir/fuzz/<harness>-crash-*.
+for harness in module npy values; do
+  corpus="$asan_dir/fuzz/corpus/$harness"
+  log="$asan_dir/fuzz/$harness.log"
+  mkdir -p "$corpus"
+  if ! "$asan_dir/bin/kiln_fuzz_$harness" -max_total_time="$fuzz_seconds" \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$asan_dir/fuzz/$harness-" \
+      "$corpus" "$root/tests/fuzz/corpus/$harness" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: kiln_fuzz_$harness failed (log: $log)"
+    exit 1
+  fi
+  echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+done
+
+step "configure without tests (-DKILN_BUILD_TESTS=OFF)"
+cmake -G Ninja -S "$root" -B "$build_dir-no-tests" -DKILN_BUILD_TESTS=OFF \
+  -DKILN_BUILD_COMPILER=OFF >/dev/null
 
 step "install + out-of-tree embedding sample"
 "$root/build_tools/check_install.sh" "$build_dir"

@@ -111,7 +111,8 @@ bool ParseDouble(const std::string& text, double* value) {
 // A decimal count 0..UINT64_MAX, checked (no sign, no overflow, no
 // fraction).
 bool ParseCount(const std::string& text, uint64_t* value) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (text.empty() ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     return false;
   }
   errno = 0;

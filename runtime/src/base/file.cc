@@ -56,7 +56,8 @@ kiln_status_t readRegularFile(const char* path, const char* what,
   const uint64_t size = static_cast<uint64_t>(info.st_size);
   if (size > max_bytes) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "%s '%s' is %" PRIu64 " bytes, more than the %" PRIu64
+                            "%s '%s' is %" PRIu64
+                            " bytes, more than the %" PRIu64
                             " bytes it may have",
                             what, path, size, max_bytes);
   }
@@ -78,8 +79,9 @@ kiln_status_t readRegularFile(const char* path, const char* what,
     if (got < 0) {
       int error = errno;
       out->clear();
-      return kiln_make_status(KILN_STATUS_DATA_LOSS, "error reading %s '%s': %s",
-                              what, path, std::strerror(error));
+      return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                              "error reading %s '%s': %s", what, path,
+                              std::strerror(error));
     }
     if (got == 0 && done == out->size()) return kiln_ok_status();
     if (got == 0 || done == out->size()) {

@@ -1,18 +1,34 @@
 // Writes a test module (tests/runtime/module/test_modules.h) to the path
 // given as the first argument; the CLI tests run the tools on it. Without
 // options it is the standard module; --spmd=GRID (e.g. 2 or 2x3) writes the
-// SPMD module for that grid.
+// SPMD module for that grid. --fuzz-seed replaces the host kernel library by
+// a 4-byte placeholder: the seeds of tests/fuzz/corpus/module (the module
+// harness swaps the real library back in), small enough to mutate well.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "test_modules.h"
 
 int main(int argc, char** argv) {
-  std::string spmd = argc == 3 ? argv[2] : "";
-  if ((argc != 2 && argc != 3) || argv[1][0] == '-' ||
-      (argc == 3 && spmd.rfind("--spmd=", 0) != 0)) {
-    std::fprintf(stderr, "usage: %s OUT.vmfb [--spmd=GRID]\n", argv[0]);
+  std::string spmd;
+  bool fuzz_seed = false;
+  bool usage = argc < 2 || argv[1][0] == '-';
+  for (int i = 2; i < argc && !usage; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--spmd=", 0) == 0) {
+      spmd = arg;
+    } else if (arg == "--fuzz-seed") {
+      fuzz_seed = true;
+    } else {
+      usage = true;
+    }
+  }
+  if (usage) {
+    std::fprintf(stderr, "usage: %s OUT.vmfb [--spmd=GRID] [--fuzz-seed]\n",
+                 argv[0]);
     return 2;
   }
   std::vector<uint8_t> kernel = kiln::testing::TestKernelBinary();
@@ -21,9 +37,9 @@ int main(int argc, char** argv) {
                  KILN_TEST_KERNEL_PATH);
     return 1;
   }
-  std::vector<uint8_t> bytes;
+  std::unique_ptr<kiln::schema::ModuleT> module;
   if (spmd.empty()) {
-    bytes = kiln::testing::TestModuleBytes();
+    module = kiln::testing::BuildTestModule();
   } else {
     std::vector<int64_t> grid;
     const char* at = spmd.c_str() + 7;
@@ -37,8 +53,18 @@ int main(int argc, char** argv) {
       grid.push_back(extent);
       at = *end ? end + 1 : end;
     }
-    bytes = kiln::testing::Serialize(*kiln::testing::BuildSpmdModule(grid));
+    module = kiln::testing::BuildSpmdModule(grid);
   }
+  if (fuzz_seed) {
+    for (auto& executable : module->executables) {
+      for (auto& variant : executable->variants) {
+        if (variant->format == "elf-so-v1") {
+          variant->binary.assign({0x7f, 'E', 'L', 'F'});
+        }
+      }
+    }
+  }
+  std::vector<uint8_t> bytes = kiln::testing::Serialize(*module);
   if (!kiln::testing::WriteFileBytes(argv[1], bytes)) {
     std::fprintf(stderr, "error: cannot write %s\n", argv[1]);
     return 1;
