@@ -2,7 +2,9 @@
 // arguments (so drivers see well-formed calls, see driver_abi.h), track
 // command buffer states and forward to the object's driver vtable.
 
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/hal/driver_abi.h"
 #include "kiln/hal/hal.h"
@@ -147,6 +149,26 @@ size_t kiln_hal_element_type_size(kiln_hal_element_type_t type) {
   void kiln_hal_##kind##_release(kiln_hal_##kind##_t* object) {         \
     if (object) kiln_hal_resource_release(&object->resource);           \
   }
+
+// kiln_hal_resource_release calls every object's destroy through
+// kiln_hal_resource_vtable_t: each vtable must begin with exactly that
+// member, or the call is undefined behaviour (clang -fsanitize=function).
+#define KILN_CHECK_DESTROY(kind)                                               \
+  static_assert(                                                               \
+      std::is_same_v<decltype(kiln_hal_##kind##_vtable_t::destroy),            \
+                     decltype(kiln_hal_resource_vtable_t::destroy)> &&         \
+          offsetof(kiln_hal_##kind##_vtable_t, destroy) == 0,                  \
+      "kiln_hal_" #kind "_vtable_t must begin with "                           \
+      "kiln_hal_resource_vtable_t's destroy");
+KILN_CHECK_DESTROY(driver)
+KILN_CHECK_DESTROY(device)
+KILN_CHECK_DESTROY(allocator)
+KILN_CHECK_DESTROY(buffer)
+KILN_CHECK_DESTROY(semaphore)
+KILN_CHECK_DESTROY(command_buffer)
+KILN_CHECK_DESTROY(executable_cache)
+KILN_CHECK_DESTROY(executable)
+KILN_CHECK_DESTROY(channel)
 
 KILN_DEFINE_RETAIN_RELEASE(driver)
 KILN_DEFINE_RETAIN_RELEASE(device)
