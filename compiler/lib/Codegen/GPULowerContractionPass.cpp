@@ -24,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -148,11 +149,18 @@ private:
         {getAffineDimExpr(0, context), getAffineConstantExpr(e, context)});
   }
 
-  // Copies a rows x cols slice of `source` at (rowOffset, colOffset) into
-  // `target` (rows x >= cols) with 128-bit vectors spread over the
-  // workgroup's threads.
-  void copyTile(Value source, Value rowOffset, Value colOffset, Value target,
-                int64_t rows, int64_t cols, Type elementType);
+  // The 128-bit vectors of a rows x cols slice of `source` at (rowOffset,
+  // colOffset) that this thread loads (the slice is spread over the
+  // workgroup's threads, chunk c = thread + i * workgroupSize), and their
+  // stores into `target` (rows x >= cols) at the same positions.
+  SmallVector<Value> loadTile(Value source, Value rowOffset, Value colOffset,
+                              int64_t rows, int64_t cols, Type elementType);
+  void storeTile(ArrayRef<Value> values, Value target, int64_t cols,
+                 Type elementType);
+  int64_t tileChunks(int64_t rows, int64_t cols, Type elementType) {
+    return rows * cols / (kCopyBits / elementType.getIntOrFloatBitWidth()) /
+           config.workgroupSize;
+  }
 
   OpBuilder &b;
   Location loc;
@@ -162,9 +170,10 @@ private:
   Value threadId;
 };
 
-void ContractionEmitter::copyTile(Value source, Value rowOffset,
-                                  Value colOffset, Value target, int64_t rows,
-                                  int64_t cols, Type elementType) {
+SmallVector<Value> ContractionEmitter::loadTile(Value source, Value rowOffset,
+                                                Value colOffset, int64_t rows,
+                                                int64_t cols,
+                                                Type elementType) {
   MLIRContext *context = b.getContext();
   int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
   int64_t perRow = cols / vector;
@@ -172,22 +181,36 @@ void ContractionEmitter::copyTile(Value source, Value rowOffset,
   auto vectorType = VectorType::get({vector}, elementType);
   AffineExpr tid, row0, col0;
   bindDims(context, tid, row0, col0);
+  SmallVector<Value> values;
   for (int64_t first = 0; first < chunks; first += config.workgroupSize) {
     AffineExpr idx = tid + first;
+    Value row = apply(idx.floorDiv(perRow) + row0,
+                      {threadId, rowOffset, colOffset});
+    Value col = apply((idx % perRow) * vector + col0,
+                      {threadId, rowOffset, colOffset});
+    // 16-byte aligned: tiles, rows and K slices are multiples of 8 elements
+    // (strategy selection) and bindings are 16-byte aligned.
+    values.push_back(vector::LoadOp::create(b, loc, vectorType, source,
+                                            ValueRange{row, col},
+                                            /*nontemporal=*/false,
+                                            llvm::MaybeAlign(kCopyBits / 8)));
+  }
+  return values;
+}
+
+void ContractionEmitter::storeTile(ArrayRef<Value> values, Value target,
+                                   int64_t cols, Type elementType) {
+  MLIRContext *context = b.getContext();
+  int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
+  int64_t perRow = cols / vector;
+  AffineExpr tid = getAffineDimExpr(0, context);
+  for (auto [i, value] : llvm::enumerate(values)) {
+    AffineExpr idx = tid + int64_t(i) * config.workgroupSize;
     Value row = apply(idx.floorDiv(perRow), {threadId});
     Value col = apply((idx % perRow) * vector, {threadId});
-    Value sourceRow = apply(idx.floorDiv(perRow) + row0,
-                            {threadId, rowOffset, colOffset});
-    Value sourceCol = apply((idx % perRow) * vector + col0,
-                            {threadId, rowOffset, colOffset});
-    // Both sides are 16-byte aligned: tiles, rows and K slices are multiples
-    // of 8 elements (strategy selection), bindings and shared buffers 16-byte
-    // aligned, shared rows padded by 8 elements.
-    Value v = vector::LoadOp::create(b, loc, vectorType, source,
-                                     ValueRange{sourceRow, sourceCol},
-                                     /*nontemporal=*/false,
-                                     llvm::MaybeAlign(kCopyBits / 8));
-    vector::StoreOp::create(b, loc, v, target, ValueRange{row, col},
+    // Shared buffers are 16-byte aligned and their rows padded by 8
+    // elements, so every row starts 16-byte aligned.
+    vector::StoreOp::create(b, loc, value, target, ValueRange{row, col},
                             /*nontemporal=*/false,
                             llvm::MaybeAlign(kCopyBits / 8));
   }
@@ -266,63 +289,129 @@ LogicalResult ContractionEmitter::emit() {
   AffineMap layoutA = getFragmentLayoutA(config.intrinsic, context);
   AffineMap layoutB = getFragmentLayoutB(config.intrinsic, context);
   int64_t contiguous = getContiguousAElements(config.intrinsic);
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), index(k), index(config.tileK), init,
-      [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
-        copyTile(a, index(0), k0, sharedA, config.tileM, config.tileK, inType);
-        copyTile(bMatrix, k0, index(0), sharedB, config.tileK, config.tileN,
-                 inType);
-        gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> acc(accumulators.begin(), accumulators.end());
-        for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
-          SmallVector<Value> aFragments, bFragments;
-          for (int64_t tm = 0; tm < tilesM; ++tm) {
+  // One K slice from shared memory into the accumulators.
+  bool ldmatrix = usesLdMatrix(config.intrinsic);
+  auto computeSlice = [&](SmallVector<Value> acc) {
+    for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
+      SmallVector<Value> aFragments, bFragments;
+      if (ldmatrix) {
+        // ldmatrix.x4 of each 16x16 A tile: lane l gives the address of row
+        // l % 16, columns 8 * (l / 16): the four 8x8 matrices come back as
+        // registers a0a1, a2a3, a4a5, a6a7 of the mma.sync layout.
+        // ldmatrix.x4.trans of each 16 (K) x 16 (N) B block: lanes give K
+        // rows l % 16 at column 8 * (l / 16), and the registers are b0b1,
+        // b2b3 of two adjacent 16x8 tiles.
+        auto x4Type = VectorType::get({4, 2}, inType);
+        for (int64_t tm = 0; tm < tilesM; ++tm) {
+          Value row = apply(d0 % 16 + d1 * subgroupTileM + tm * info.m,
+                            {lane, subgroupRow});
+          Value col = apply(d0.floorDiv(16) * 8 + ks, {lane});
+          Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedA,
+                                               ValueRange{row, col},
+                                               /*transpose=*/false, 4);
+          aFragments.push_back(vector::ShapeCastOp::create(
+              b, loc, VectorType::get({info.aCount}, inType), x4));
+        }
+        for (int64_t tn = 0; tn < tilesN; tn += 2) {
+          Value row = apply(d0 % 16 + ks, {lane});
+          Value col = apply(d0.floorDiv(16) * 8 + d1 * subgroupTileN +
+                                tn * info.n,
+                            {lane, subgroupCol});
+          Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedB,
+                                               ValueRange{row, col},
+                                               /*transpose=*/true, 4);
+          Value flat = vector::ShapeCastOp::create(
+              b, loc, VectorType::get({8}, inType), x4);
+          for (int64_t half = 0; half < 2; ++half) {
             SmallVector<Value> elements;
-            for (int64_t e = 0; e < info.aCount; e += contiguous) {
-              Value row =
-                  apply(layoutExpr(layoutA, 0, e) + d1 * subgroupTileM +
-                            tm * info.m,
-                        {lane, subgroupRow});
-              Value col = apply(layoutExpr(layoutA, 1, e) + ks, {lane});
-              // The layout puts runs of `contiguous` elements at multiples
-              // of `contiguous` along K.
-              Value v = vector::LoadOp::create(
-                  b, loc, VectorType::get({contiguous}, inType), sharedA,
-                  ValueRange{row, col}, /*nontemporal=*/false,
-                  llvm::MaybeAlign(contiguous *
-                                   inType.getIntOrFloatBitWidth() / 8));
-              for (int64_t i = 0; i < contiguous; ++i)
-                elements.push_back(vector::ExtractOp::create(
-                    b, loc, v, ArrayRef<int64_t>{i}));
-            }
-            aFragments.push_back(vector::FromElementsOp::create(
-                b, loc, VectorType::get({info.aCount}, inType), elements));
-          }
-          for (int64_t tn = 0; tn < tilesN; ++tn) {
-            SmallVector<Value> elements;
-            for (int64_t e = 0; e < info.bCount; ++e) {
-              Value row = apply(layoutExpr(layoutB, 1, e) + ks, {lane});
-              Value col =
-                  apply(layoutExpr(layoutB, 0, e) + d1 * subgroupTileN +
-                            tn * info.n,
-                        {lane, subgroupCol});
-              elements.push_back(memref::LoadOp::create(
-                  b, loc, sharedB, ValueRange{row, col}));
-            }
+            for (int64_t e = 0; e < 4; ++e)
+              elements.push_back(vector::ExtractOp::create(
+                  b, loc, flat, ArrayRef<int64_t>{4 * half + e}));
             bFragments.push_back(vector::FromElementsOp::create(
                 b, loc, VectorType::get({info.bCount}, inType), elements));
           }
-          for (int64_t tm = 0; tm < tilesM; ++tm)
-            for (int64_t tn = 0; tn < tilesN; ++tn) {
-              Value &tile = acc[tm * tilesN + tn];
-              tile = createMatrixInstruction(b, loc, config.intrinsic,
-                                             aFragments[tm], bFragments[tn],
-                                             tile);
-            }
         }
-        gpu::BarrierOp::create(b, loc);
-        scf::YieldOp::create(b, loc, acc);
-      });
+      } else {
+        for (int64_t tm = 0; tm < tilesM; ++tm) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < info.aCount; e += contiguous) {
+            Value row = apply(layoutExpr(layoutA, 0, e) + d1 * subgroupTileM +
+                                  tm * info.m,
+                              {lane, subgroupRow});
+            Value col = apply(layoutExpr(layoutA, 1, e) + ks, {lane});
+            // The layout puts runs of `contiguous` elements at multiples of
+            // `contiguous` along K.
+            Value v = vector::LoadOp::create(
+                b, loc, VectorType::get({contiguous}, inType), sharedA,
+                ValueRange{row, col}, /*nontemporal=*/false,
+                llvm::MaybeAlign(contiguous * inType.getIntOrFloatBitWidth() /
+                                 8));
+            for (int64_t i = 0; i < contiguous; ++i)
+              elements.push_back(
+                  vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i}));
+          }
+          aFragments.push_back(vector::FromElementsOp::create(
+              b, loc, VectorType::get({info.aCount}, inType), elements));
+        }
+        for (int64_t tn = 0; tn < tilesN; ++tn) {
+          SmallVector<Value> elements;
+          for (int64_t e = 0; e < info.bCount; ++e) {
+            Value row = apply(layoutExpr(layoutB, 1, e) + ks, {lane});
+            Value col = apply(layoutExpr(layoutB, 0, e) + d1 * subgroupTileN +
+                                  tn * info.n,
+                              {lane, subgroupCol});
+            elements.push_back(
+                memref::LoadOp::create(b, loc, sharedB, ValueRange{row, col}));
+          }
+          bFragments.push_back(vector::FromElementsOp::create(
+              b, loc, VectorType::get({info.bCount}, inType), elements));
+        }
+      }
+      for (int64_t tm = 0; tm < tilesM; ++tm)
+        for (int64_t tn = 0; tn < tilesN; ++tn) {
+          Value &tile = acc[tm * tilesN + tn];
+          tile = createMatrixInstruction(b, loc, config.intrinsic,
+                                         aFragments[tm], bFragments[tn], tile);
+        }
+    }
+    return acc;
+  };
+
+  // Software pipeline: the next K slice is loaded into registers while the
+  // current one is multiplied from shared memory, then stored once every
+  // subgroup is done reading (the global latency hides behind the mmas).
+  auto loadSlice = [&](Value k0) {
+    SmallVector<Value> values =
+        loadTile(a, index(0), k0, config.tileM, config.tileK, inType);
+    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
+                                        config.tileN, inType));
+    return values;
+  };
+  auto storeSlice = [&](ArrayRef<Value> values) {
+    size_t aChunks = values.size() -
+                     tileChunks(config.tileK, config.tileN, inType);
+    storeTile(values.take_front(aChunks), sharedA, config.tileK, inType);
+    storeTile(values.drop_front(aChunks), sharedB, config.tileN, inType);
+  };
+  storeSlice(loadSlice(index(0)));
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> results = init;
+  if (k > config.tileK) {
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
+        [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+          SmallVector<Value> next =
+              loadSlice(apply(d0 + config.tileK, {k0}));
+          SmallVector<Value> acc =
+              computeSlice({accumulators.begin(), accumulators.end()});
+          gpu::BarrierOp::create(b, loc);
+          storeSlice(next);
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  results = computeSlice(results);
 
   // Epilogue: each accumulator through the consumer's body (or as it is)
   // into the output, where the consumer was (its operands are defined by
@@ -332,7 +421,7 @@ LogicalResult ContractionEmitter::emit() {
     b.setInsertionPoint(consumer);
   for (int64_t tm = 0; tm < tilesM; ++tm) {
     for (int64_t tn = 0; tn < tilesN; ++tn) {
-      Value tile = loop.getResult(tm * tilesN + tn);
+      Value tile = results[tm * tilesN + tn];
       for (int64_t e = 0; e < info.cCount; ++e) {
         Value value =
             vector::ExtractOp::create(b, loc, tile, ArrayRef<int64_t>{e});
@@ -405,7 +494,9 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
           config.workgroupSize ||
       config.tileM % (config.subgroupsM * info.m) != 0 ||
       config.tileN % (config.subgroupsN * info.n) != 0 ||
-      config.tileK % info.k != 0)
+      config.tileK % info.k != 0 ||
+      (usesLdMatrix(*intrinsic) &&
+       (config.tileN / config.subgroupsN / info.n) % 2 != 0))
     return func.emitError()
            << "contraction strategy: workgroup tile " << config.tileM << "x"
            << config.tileN << "x" << config.tileK << " with subgroup grid "

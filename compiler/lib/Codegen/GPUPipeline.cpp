@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -133,6 +134,9 @@ static void buildLLVMStage(OpPassManager &pm,
     rocdl.useBarePtrCallConv = true;
     g.addPass(createConvertGpuOpsToROCDLOps(rocdl));
   } else {
+    // nvgpu ops (ldmatrix of the contraction recipe) first: the gpu
+    // conversion leaves them unconverted without an error.
+    g.addPass(createConvertNVGPUToNVVMPass());
     ConvertGpuOpsToNVVMOpsOptions nvvm;
     nvvm.indexBitwidth = 64;
     nvvm.useBarePtrCallConv = true;
@@ -171,6 +175,7 @@ void registerGPUCodegenDialects(DialectRegistry &registry) {
   scf::registerValueBoundsOpInterfaceExternalModels(registry);
   tensor::registerValueBoundsOpInterfaceExternalModels(registry);
   registry.insert<amdgpu::AMDGPUDialect, NVVM::NVVMDialect,
+                  nvgpu::NVGPUDialect,
                   ROCDL::ROCDLDialect, vector::VectorDialect>();
 }
 

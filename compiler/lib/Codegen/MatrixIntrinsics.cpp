@@ -90,6 +90,8 @@ AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context) {
   return AffineMap::get(2, 0, {lane.floorDiv(16) * 4 + e, lane % 16}, context);
 }
 
+bool usesLdMatrix(MatrixIntrinsic kind) { return isMmaSync(kind); }
+
 int64_t getContiguousAElements(MatrixIntrinsic kind) {
   return isMmaSync(kind) ? 2 : 4;
 }

@@ -53,6 +53,12 @@ AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context);
 AffineMap getFragmentLayoutB(MatrixIntrinsic kind, MLIRContext *context);
 AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context);
 
+// Whether fragments of the instruction are read from shared memory with
+// ldmatrix (NVIDIA mma.sync: ldmatrix.x4 gives exactly the A fragment of a
+// 16x16 tile, ldmatrix.x4.trans the B fragments of two 16x8 tiles from a
+// K-major B), which realizes the same layouts as getFragmentLayoutA/B.
+bool usesLdMatrix(MatrixIntrinsic kind);
+
 // Elements of A that are consecutive along K in a lane's fragment and can
 // be read with one vector load (1 when none are).
 int64_t getContiguousAElements(MatrixIntrinsic kind);

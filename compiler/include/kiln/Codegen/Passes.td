@@ -410,8 +410,11 @@ def GPULowerContractionPass
     BM x `k_tile` of A and `k_tile` x BN of B into padded shared memory with
     128-bit vector loads, synchronizes, and every subgroup reads its
     fragments from shared memory in the layout of the matrix `intrinsic`
-    (MatrixIntrinsics.h: `mma_sync_f32_16x8x16_f16|bf16` -> `nvvm.mma.sync`,
-    `mfma_f32_16x16x16_f16` -> `amdgpu.mfma`). The accumulators start from
+    (MatrixIntrinsics.h: `mma_sync_f32_16x8x16_f16|bf16` -> `nvvm.mma.sync`
+    with fragments read by `nvgpu.ldmatrix`, `mfma_f32_16x16x16_f16` ->
+    `amdgpu.mfma` with fragments read element by element). The K loop is
+    software-pipelined: slice k+1 is loaded into registers while slice k is
+    multiplied, and stored to shared memory between two barriers. The accumulators start from
     the fill's value (or C's contents); the consumer's body (bias,
     activation, truncation) is applied to them in registers and its result
     stored once. A matmul that does not fit the strategy's tiles, or a
@@ -432,6 +435,7 @@ def GPULowerContractionPass
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
 }

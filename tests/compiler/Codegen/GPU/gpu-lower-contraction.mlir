@@ -1,23 +1,30 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-contraction --verify-diagnostics | FileCheck %s
 
 // A 64x64 workgroup tile of f16 x f16 -> f32 with its truncating consumer,
-// 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K in slices of
-// 32: the fill, matmul, consumer and shared temporary are replaced.
+// 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K = 64 in slices
+// of 32: the fill, matmul, consumer and shared temporary are replaced. The
+// first slice is staged before the loop; the loop loads slice k+1 into
+// registers, multiplies slice k from shared memory (ldmatrix fragments),
+// and stores slice k+1 between barriers; the last slice is multiplied after
+// it.
 // CHECK-LABEL: func.func @tile_64x64
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(
-// Copies: 64x32 and 32x64 f16 over 128 threads, two 128-bit vectors each.
-// CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
+// 64x32 and 32x64 f16 over 128 threads: two 128-bit vectors each.
+// CHECK-COUNT-4: vector.load {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
+// CHECK-COUNT-4: vector.store {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: gpu.barrier
-// Fragments of A as f16 pairs, of B element by element.
-// CHECK: vector.load %[[A_SMEM]]{{.*}} : memref<64x40xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// CHECK: memref.load %[[B_SMEM]]
-// 2 K steps of 16 x 8 tiles.
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c32{{.*}} iter_args(
+// CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
+// CHECK: nvgpu.ldmatrix %[[A_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %[[B_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK: gpu.barrier
+// CHECK-COUNT-4: vector.store
+// CHECK: gpu.barrier
 // CHECK: scf.yield
+// CHECK-COUNT-16: nvvm.mma.sync
 // Epilogue: the consumer's truncation on each accumulator, stored to C.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: memref.store %{{.*}} : memref<64x64xf16, strided<[64, 1], offset: ?>>
@@ -44,11 +51,11 @@ func.func @tile_64x64(%arg0: memref<128x64xf16>, %arg1: memref<64x64xf16>, %arg2
 // -----
 
 // No fill and no consumer: the accumulators start from C and go back to it.
+// One K slice: no loop.
 // CHECK-LABEL: func.func @accumulate_in_place
 // CHECK-COUNT-32: memref.load %arg2
-// CHECK: scf.for
+// CHECK-NOT: scf.for
 // CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: scf.yield
 // CHECK-COUNT-32: memref.store {{.*}}, %arg2
 func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xbf16>, memref<32x64xbf16>) outs(%arg2 : memref<64x64xf32>)
