@@ -157,6 +157,12 @@ private:
                               int64_t rows, int64_t cols, Type elementType);
   void storeTile(ArrayRef<Value> values, Value target, int64_t cols,
                  Type elementType);
+  // cp.async of the same chunks straight into `target` at `stage`; returns
+  // the copies' tokens.
+  SmallVector<Value> asyncCopyTile(Value source, Value rowOffset,
+                                   Value colOffset, Value target, Value stage,
+                                   int64_t rows, int64_t cols,
+                                   Type elementType);
   int64_t tileChunks(int64_t rows, int64_t cols, Type elementType) {
     return rows * cols / (kCopyBits / elementType.getIntOrFloatBitWidth()) /
            config.workgroupSize;
@@ -196,6 +202,34 @@ SmallVector<Value> ContractionEmitter::loadTile(Value source, Value rowOffset,
                                             llvm::MaybeAlign(kCopyBits / 8)));
   }
   return values;
+}
+
+SmallVector<Value> ContractionEmitter::asyncCopyTile(
+    Value source, Value rowOffset, Value colOffset, Value target, Value stage,
+    int64_t rows, int64_t cols, Type elementType) {
+  MLIRContext *context = b.getContext();
+  int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
+  int64_t perRow = cols / vector;
+  int64_t chunks = rows * perRow;
+  AffineExpr tid, row0, col0;
+  bindDims(context, tid, row0, col0);
+  SmallVector<Value> tokens;
+  for (int64_t first = 0; first < chunks; first += config.workgroupSize) {
+    AffineExpr idx = tid + first;
+    SmallVector<Value, 3> operands = {threadId, rowOffset, colOffset};
+    Value sourceRow = apply(idx.floorDiv(perRow) + row0, operands);
+    Value sourceCol = apply((idx % perRow) * vector + col0, operands);
+    Value row = apply(idx.floorDiv(perRow), {threadId});
+    Value col = apply((idx % perRow) * vector, {threadId});
+    // 16-byte copies that skip L1 (the tile is read once per workgroup).
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+                         b, loc, target, ValueRange{stage, row, col}, source,
+                         ValueRange{sourceRow, sourceCol},
+                         b.getIndexAttr(vector), /*srcElements=*/Value(),
+                         b.getUnitAttr())
+                         .getResult());
+  }
+  return tokens;
 }
 
 void ContractionEmitter::storeTile(ArrayRef<Value> values, Value target,
@@ -243,17 +277,22 @@ LogicalResult ContractionEmitter::emit() {
 
   // 16-byte aligned rows (the padding keeps them so) for the 128-bit
   // stores of the copies.
+  // On NVIDIA (cp.async) each buffer has two stages: slice k+1 streams
+  // into one while slice k is multiplied from the other.
+  bool asyncCopies = usesLdMatrix(config.intrinsic);
+  SmallVector<int64_t> stages;
+  if (asyncCopies)
+    stages.push_back(2);
+  auto sharedType = [&](int64_t rows, int64_t cols) {
+    SmallVector<int64_t> shape(stages);
+    shape.append({rows, cols + kSharedPadding});
+    return MemRefType::get(shape, inType, nullptr, sharedSpace);
+  };
   IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
   auto sharedA = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get({config.tileM, config.tileK + kSharedPadding}, inType,
-                      nullptr, sharedSpace),
-      alignment);
+      b, loc, sharedType(config.tileM, config.tileK), alignment);
   auto sharedB = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get({config.tileK, config.tileN + kSharedPadding}, inType,
-                      nullptr, sharedSpace),
-      alignment);
+      b, loc, sharedType(config.tileK, config.tileN), alignment);
 
   // Row of C element `e` of tile (tm, tn) for this lane, and its column.
   AffineMap layoutC = getFragmentLayoutC(config.intrinsic, context);
@@ -291,7 +330,13 @@ LogicalResult ContractionEmitter::emit() {
   int64_t contiguous = getContiguousAElements(config.intrinsic);
   // One K slice from shared memory into the accumulators.
   bool ldmatrix = usesLdMatrix(config.intrinsic);
-  auto computeSlice = [&](SmallVector<Value> acc) {
+  // Shared-memory indices of (row, col) in `stage` (null: one stage).
+  auto at = [](Value stage, Value row, Value col) -> SmallVector<Value> {
+    if (stage)
+      return {stage, row, col};
+    return {row, col};
+  };
+  auto computeSlice = [&](SmallVector<Value> acc, Value stage) {
     for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
       SmallVector<Value> aFragments, bFragments;
       if (ldmatrix) {
@@ -307,7 +352,7 @@ LogicalResult ContractionEmitter::emit() {
                             {lane, subgroupRow});
           Value col = apply(d0.floorDiv(16) * 8 + ks, {lane});
           Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedA,
-                                               ValueRange{row, col},
+                                               at(stage, row, col),
                                                /*transpose=*/false, 4);
           aFragments.push_back(vector::ShapeCastOp::create(
               b, loc, VectorType::get({info.aCount}, inType), x4));
@@ -318,7 +363,7 @@ LogicalResult ContractionEmitter::emit() {
                                 tn * info.n,
                             {lane, subgroupCol});
           Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedB,
-                                               ValueRange{row, col},
+                                               at(stage, row, col),
                                                /*transpose=*/true, 4);
           Value flat = vector::ShapeCastOp::create(
               b, loc, VectorType::get({8}, inType), x4);
@@ -393,25 +438,63 @@ LogicalResult ContractionEmitter::emit() {
     storeTile(values.take_front(aChunks), sharedA, config.tileK, inType);
     storeTile(values.drop_front(aChunks), sharedB, config.tileN, inType);
   };
-  storeSlice(loadSlice(index(0)));
-  gpu::BarrierOp::create(b, loc);
   SmallVector<Value> results = init;
-  if (k > config.tileK) {
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
-        [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
-          SmallVector<Value> next =
-              loadSlice(apply(d0 + config.tileK, {k0}));
-          SmallVector<Value> acc =
-              computeSlice({accumulators.begin(), accumulators.end()});
-          gpu::BarrierOp::create(b, loc);
-          storeSlice(next);
-          gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, acc);
-        });
-    results.assign(loop.getResults().begin(), loop.getResults().end());
+  if (asyncCopies) {
+    // cp.async double buffering: copy slice k+1 into the other stage, wait
+    // for slice k (all groups but the newest), multiply it.
+    auto copySlice = [&](Value k0, Value stage) {
+      SmallVector<Value> tokens =
+          asyncCopyTile(a, index(0), k0, sharedA, stage, config.tileM,
+                        config.tileK, inType);
+      llvm::append_range(tokens,
+                         asyncCopyTile(bMatrix, k0, index(0), sharedB, stage,
+                                       config.tileK, config.tileN, inType));
+      return nvgpu::DeviceAsyncCreateGroupOp::create(
+                 b, loc, nvgpu::DeviceAsyncTokenType::get(context), tokens)
+          .getResult();
+    };
+    Value first = copySlice(index(0), index(0));
+    int64_t slices = k / config.tileK;
+    if (slices > 1) {
+      auto loop = scf::ForOp::create(
+          b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
+          [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+            Value current = apply(d0.floorDiv(config.tileK) % 2, {k0});
+            Value next = apply((d0.floorDiv(config.tileK) + 1) % 2, {k0});
+            Value group = copySlice(apply(d0 + config.tileK, {k0}), next);
+            nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                             b.getI32IntegerAttr(1));
+            gpu::BarrierOp::create(b, loc);
+            SmallVector<Value> acc = computeSlice(
+                {accumulators.begin(), accumulators.end()}, current);
+            gpu::BarrierOp::create(b, loc);
+            scf::YieldOp::create(b, loc, acc);
+          });
+      results.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, first, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    results = computeSlice(results, index((slices - 1) % 2));
+  } else {
+    storeSlice(loadSlice(index(0)));
+    gpu::BarrierOp::create(b, loc);
+    if (k > config.tileK) {
+      auto loop = scf::ForOp::create(
+          b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
+          [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+            SmallVector<Value> next =
+                loadSlice(apply(d0 + config.tileK, {k0}));
+            SmallVector<Value> acc = computeSlice(
+                {accumulators.begin(), accumulators.end()}, Value());
+            gpu::BarrierOp::create(b, loc);
+            storeSlice(next);
+            gpu::BarrierOp::create(b, loc);
+            scf::YieldOp::create(b, loc, acc);
+          });
+      results.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    results = computeSlice(results, Value());
   }
-  results = computeSlice(results);
 
   // Epilogue: each accumulator through the consumer's body (or as it is)
   // into the output, where the consumer was (its operands are defined by

@@ -2,28 +2,29 @@
 
 // A 64x64 workgroup tile of f16 x f16 -> f32 with its truncating consumer,
 // 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K = 64 in slices
-// of 32: the fill, matmul, consumer and shared temporary are replaced. The
-// first slice is staged before the loop; the loop loads slice k+1 into
-// registers, multiplies slice k from shared memory (ldmatrix fragments),
-// and stores slice k+1 between barriers; the last slice is multiplied after
-// it.
+// of 32: the fill, matmul, consumer and shared temporary are replaced.
+// Shared buffers have two stages: cp.async copies slice k+1 into one while
+// slice k is multiplied from the other (ldmatrix fragments); the last slice
+// is multiplied after the loop.
 // CHECK-LABEL: func.func @tile_64x64
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>
-// 64x32 and 32x64 f16 over 128 threads: two 128-bit vectors each.
-// CHECK-COUNT-4: vector.load {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
-// CHECK-COUNT-4: vector.store {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK: gpu.barrier
+// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>
+// 64x32 and 32x64 f16 over 128 threads: two 16-byte copies each.
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK: %[[FIRST:.*]] = nvgpu.device_async_create_group
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c32{{.*}} iter_args(
-// CHECK-COUNT-4: vector.load {{.*}} : memref<{{.*}}xf16{{.*}}>, vector<8xf16>
+// CHECK-COUNT-4: nvgpu.device_async_copy
+// CHECK: %[[NEXT:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[NEXT]] {numGroups = 1 : i32}
+// CHECK: gpu.barrier
 // CHECK: nvgpu.ldmatrix %[[A_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK: nvgpu.ldmatrix %[[B_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK: gpu.barrier
-// CHECK-COUNT-4: vector.store
-// CHECK: gpu.barrier
 // CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 0 : i32}
+// CHECK: gpu.barrier
 // CHECK-COUNT-16: nvvm.mma.sync
 // Epilogue: the consumer's truncation on each accumulator, stored to C.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
