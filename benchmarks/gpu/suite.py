@@ -157,8 +157,9 @@ def cmd_pack(args):
         module = os.path.join(out, "modules", w["name"] + ".vmfb")
         with open(program, "w") as f:
             f.write(program_text(w))
-        command = [compiler, program, f"--target={targets}",
-                   f"--cuda-chip={args.chip}", "-o", module]
+        command = [compiler, program, f"--target={targets}", "-o", module]
+        if "cuda" in targets.split(","):
+            command.insert(3, f"--cuda-chip={args.chip}")
         start = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True)
         entry = dict(w, program=os.path.relpath(program, out),

@@ -31,6 +31,9 @@ config.test_exec_root = os.path.join(kiln_obj_root, "tests", "e2e")
 
 config.substitutions.append(("%kiln_src_root", config.kiln_src_root))
 config.substitutions.append(("%python", sys.executable))
+# The build's tools (kiln-compile, kiln-run, kiln-benchmark) for scripts that
+# take a build folder.
+config.substitutions.append(("%kiln_build_root", kiln_obj_root))
 
 path = []
 extra = lit_config.params.get("kiln_tools_dirs")
