@@ -46,9 +46,11 @@ constexpr int64_t kSharedPadding = 8;
 constexpr int64_t kCopyBits = 128;
 
 struct ContractionConfig {
-  MatrixIntrinsic intrinsic;
+  // The matrix instruction; none for the SIMT form (f32 FMAs).
+  std::optional<MatrixIntrinsic> intrinsic;
   int64_t tileM, tileN, tileK;      // workgroup tile
-  int64_t subgroupsM, subgroupsN;   // subgroup grid
+  int64_t subgroupsM = 0, subgroupsN = 0;  // subgroup grid (matrix cores)
+  int64_t threadM = 0, threadN = 0;        // outputs per thread (SIMT)
   int64_t workgroupSize;
 };
 
@@ -128,11 +130,22 @@ public:
   ContractionEmitter(OpBuilder &b, Location loc, const ContractionConfig &config,
                      const Contraction &contraction)
       : b(b), loc(loc), config(config), contraction(contraction),
-        info(getMatrixIntrinsicInfo(config.intrinsic)) {}
+        info(getMatrixIntrinsicInfo(config.intrinsic.value_or(
+            MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16))) {}
 
-  LogicalResult emit();
+  LogicalResult emit() { return config.intrinsic ? emitMatrix() : emitSimt(); }
 
 private:
+  LogicalResult emitMatrix();
+  // The SIMT form: each thread of a 16 x 16 grid computes a threadM x
+  // threadN block of C with f32 FMAs; A is staged K-major in shared memory
+  // so that a thread reads its threadM values of one K step as vectors.
+  LogicalResult emitSimt();
+  // Writes the accumulator `value` of C[row][col] (tile coordinates):
+  // through the consumer's body into its output, or into C.
+  void storeResult(Value value, Value row, Value col);
+
+
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
   // affine.apply of `expr` over `operands` (dims in order).
@@ -250,7 +263,7 @@ void ContractionEmitter::storeTile(ArrayRef<Value> values, Value target,
   }
 }
 
-LogicalResult ContractionEmitter::emit() {
+LogicalResult ContractionEmitter::emitMatrix() {
   MLIRContext *context = b.getContext();
   linalg::MatmulOp matmul = contraction.matmul;
   Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];
@@ -279,7 +292,7 @@ LogicalResult ContractionEmitter::emit() {
   // stores of the copies.
   // On NVIDIA (cp.async) each buffer has two stages: slice k+1 streams
   // into one while slice k is multiplied from the other.
-  bool asyncCopies = usesLdMatrix(config.intrinsic);
+  bool asyncCopies = usesLdMatrix(*config.intrinsic);
   SmallVector<int64_t> stages;
   if (asyncCopies)
     stages.push_back(2);
@@ -295,7 +308,7 @@ LogicalResult ContractionEmitter::emit() {
       b, loc, sharedType(config.tileK, config.tileN), alignment);
 
   // Row of C element `e` of tile (tm, tn) for this lane, and its column.
-  AffineMap layoutC = getFragmentLayoutC(config.intrinsic, context);
+  AffineMap layoutC = getFragmentLayoutC(*config.intrinsic, context);
   auto cRow = [&](int64_t tm, int64_t e) {
     return apply(layoutExpr(layoutC, 0, e) + d1 * subgroupTileM + tm * info.m,
                  {lane, subgroupRow});
@@ -325,11 +338,11 @@ LogicalResult ContractionEmitter::emit() {
     }
   }
 
-  AffineMap layoutA = getFragmentLayoutA(config.intrinsic, context);
-  AffineMap layoutB = getFragmentLayoutB(config.intrinsic, context);
-  int64_t contiguous = getContiguousAElements(config.intrinsic);
+  AffineMap layoutA = getFragmentLayoutA(*config.intrinsic, context);
+  AffineMap layoutB = getFragmentLayoutB(*config.intrinsic, context);
+  int64_t contiguous = getContiguousAElements(*config.intrinsic);
   // One K slice from shared memory into the accumulators.
-  bool ldmatrix = usesLdMatrix(config.intrinsic);
+  bool ldmatrix = usesLdMatrix(*config.intrinsic);
   // Shared-memory indices of (row, col) in `stage` (null: one stage).
   auto at = [](Value stage, Value row, Value col) -> SmallVector<Value> {
     if (stage)
@@ -415,7 +428,7 @@ LogicalResult ContractionEmitter::emit() {
       for (int64_t tm = 0; tm < tilesM; ++tm)
         for (int64_t tn = 0; tn < tilesN; ++tn) {
           Value &tile = acc[tm * tilesN + tn];
-          tile = createMatrixInstruction(b, loc, config.intrinsic,
+          tile = createMatrixInstruction(b, loc, *config.intrinsic,
                                          aFragments[tm], bFragments[tn], tile);
         }
     }
@@ -499,49 +512,176 @@ LogicalResult ContractionEmitter::emit() {
   // Epilogue: each accumulator through the consumer's body (or as it is)
   // into the output, where the consumer was (its operands are defined by
   // then).
-  linalg::GenericOp consumer = contraction.consumer;
-  if (consumer)
-    b.setInsertionPoint(consumer);
+  if (contraction.consumer)
+    b.setInsertionPoint(contraction.consumer);
   for (int64_t tm = 0; tm < tilesM; ++tm) {
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       Value tile = results[tm * tilesN + tn];
       for (int64_t e = 0; e < info.cCount; ++e) {
         Value value =
             vector::ExtractOp::create(b, loc, tile, ArrayRef<int64_t>{e});
-        Value row = cRow(tm, e), col = cCol(tn, e);
-        if (!consumer) {
-          memref::StoreOp::create(b, loc, value, c, ValueRange{row, col});
-          continue;
-        }
-        IRMapping mapping;
-        Block *body = consumer.getBody();
-        for (OpOperand &operand : consumer->getOpOperands()) {
-          BlockArgument argument = body->getArgument(operand.getOperandNumber());
-          if (operand.get() == c) {
-            mapping.map(argument, value);
-            continue;
-          }
-          if (consumer.isDpsInit(&operand) && argument.use_empty())
-            continue;
-          AffineMap map = consumer.getMatchingIndexingMap(&operand);
-          SmallVector<Value> indices;
-          for (AffineExpr expr : map.getResults())
-            indices.push_back(apply(expr, {row, col}));
-          mapping.map(argument, memref::LoadOp::create(b, loc, operand.get(),
-                                                       indices));
-        }
-        for (Operation &op : body->without_terminator())
-          b.clone(op, mapping);
-        auto yield = cast<linalg::YieldOp>(body->getTerminator());
-        OpOperand *output = consumer.getDpsInitOperand(0);
-        AffineMap map = consumer.getMatchingIndexingMap(output);
-        SmallVector<Value> indices;
-        for (AffineExpr expr : map.getResults())
-          indices.push_back(apply(expr, {row, col}));
-        memref::StoreOp::create(b, loc,
-                                mapping.lookupOrDefault(yield.getOperand(0)),
-                                output->get(), indices);
+        storeResult(value, cRow(tm, e), cCol(tn, e));
       }
+    }
+  }
+  return success();
+}
+
+void ContractionEmitter::storeResult(Value value, Value row, Value col) {
+  linalg::GenericOp consumer = contraction.consumer;
+  Value c = contraction.matmul.getDpsInits()[0];
+  if (!consumer) {
+    memref::StoreOp::create(b, loc, value, c, ValueRange{row, col});
+    return;
+  }
+  IRMapping mapping;
+  Block *body = consumer.getBody();
+  auto indicesOf = [&](AffineMap map) {
+    SmallVector<Value> indices;
+    for (AffineExpr expr : map.getResults())
+      indices.push_back(apply(expr, {row, col}));
+    return indices;
+  };
+  for (OpOperand &operand : consumer->getOpOperands()) {
+    BlockArgument argument = body->getArgument(operand.getOperandNumber());
+    if (operand.get() == c) {
+      mapping.map(argument, value);
+      continue;
+    }
+    if (consumer.isDpsInit(&operand) && argument.use_empty())
+      continue;
+    mapping.map(argument,
+                memref::LoadOp::create(
+                    b, loc, operand.get(),
+                    indicesOf(consumer.getMatchingIndexingMap(&operand))));
+  }
+  for (Operation &op : body->without_terminator())
+    b.clone(op, mapping);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  OpOperand *output = consumer.getDpsInitOperand(0);
+  memref::StoreOp::create(b, loc, mapping.lookupOrDefault(yield.getOperand(0)),
+                          output->get(),
+                          indicesOf(consumer.getMatchingIndexingMap(output)));
+}
+
+LogicalResult ContractionEmitter::emitSimt() {
+  MLIRContext *context = b.getContext();
+  linalg::MatmulOp matmul = contraction.matmul;
+  Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];
+  Value c = matmul.getDpsInits()[0];
+  int64_t k = cast<MemRefType>(a.getType()).getDimSize(1);
+  Type f32 = b.getF32Type();
+  auto sharedSpace =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  const int64_t tm = config.threadM, tn = config.threadN;
+  const int64_t threadsN = config.tileN / tn;
+
+  threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  AffineExpr d0, d1;
+  bindDims(context, d0, d1);
+  // Thread (ty, tx) owns rows ty * tm .. and columns tx * tn .. of the tile.
+  Value rowBase = apply(d0.floorDiv(threadsN) * tm, {threadId});
+  Value colBase = apply((d0 % threadsN) * tn, {threadId});
+
+  // A^T (K x BM) and B (K x BN) slices; rows padded by 4 floats (16 bytes).
+  IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
+  auto sharedAT = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({config.tileK, config.tileM + 4}, f32, nullptr,
+                      sharedSpace),
+      alignment);
+  auto sharedB = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({config.tileK, config.tileN + 4}, f32, nullptr,
+                      sharedSpace),
+      alignment);
+
+  // Accumulators: one vector of tn columns per row.
+  auto rowType = VectorType::get({tn}, f32);
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < tm; ++i) {
+    if (contraction.fill) {
+      Value value = contraction.fill.getDpsInputs()[0];
+      if (value.getType() != f32)
+        value = arith::ExtFOp::create(b, loc, f32, value);
+      init.push_back(vector::BroadcastOp::create(b, loc, rowType, value));
+      continue;
+    }
+    Value row = apply(d0 + i, {rowBase});
+    init.push_back(vector::LoadOp::create(b, loc, rowType, c,
+                                          ValueRange{row, colBase}));
+  }
+
+  auto loadSlice = [&](Value k0) {
+    SmallVector<Value> values =
+        loadTile(a, index(0), k0, config.tileM, config.tileK, f32);
+    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
+                                        config.tileN, f32));
+    return values;
+  };
+  // A's 4-float chunks (4 K values of one row) are scattered into A^T.
+  auto storeSlice = [&](ArrayRef<Value> values) {
+    size_t aChunks = values.size() - tileChunks(config.tileK, config.tileN, f32);
+    int64_t perRow = config.tileK / 4;
+    for (auto [i, value] : llvm::enumerate(values.take_front(aChunks))) {
+      AffineExpr idx = d0 + int64_t(i) * config.workgroupSize;
+      Value m = apply(idx.floorDiv(perRow), {threadId});
+      for (int64_t j = 0; j < 4; ++j) {
+        Value kk = apply((idx % perRow) * 4 + j, {threadId});
+        Value element =
+            vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{j});
+        memref::StoreOp::create(b, loc, element, sharedAT, ValueRange{kk, m});
+      }
+    }
+    storeTile(values.drop_front(aChunks), sharedB, config.tileN, f32);
+  };
+  auto computeSlice = [&](SmallVector<Value> acc) {
+    for (int64_t kk = 0; kk < config.tileK; ++kk) {
+      Value kIndex = index(kk);
+      Value aValues = vector::LoadOp::create(
+          b, loc, VectorType::get({tm}, f32), sharedAT,
+          ValueRange{kIndex, rowBase}, /*nontemporal=*/false,
+          llvm::MaybeAlign(kCopyBits / 8));
+      Value bValues = vector::LoadOp::create(
+          b, loc, rowType, sharedB, ValueRange{kIndex, colBase},
+          /*nontemporal=*/false, llvm::MaybeAlign(kCopyBits / 8));
+      for (int64_t i = 0; i < tm; ++i) {
+        Value ai =
+            vector::ExtractOp::create(b, loc, aValues, ArrayRef<int64_t>{i});
+        Value splat = vector::BroadcastOp::create(b, loc, rowType, ai);
+        acc[i] = vector::FMAOp::create(b, loc, splat, bValues, acc[i]);
+      }
+    }
+    return acc;
+  };
+
+  storeSlice(loadSlice(index(0)));
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> results = init;
+  if (k > config.tileK) {
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
+        [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+          SmallVector<Value> next = loadSlice(apply(d0 + config.tileK, {k0}));
+          SmallVector<Value> acc =
+              computeSlice({accumulators.begin(), accumulators.end()});
+          gpu::BarrierOp::create(b, loc);
+          storeSlice(next);
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  results = computeSlice(results);
+
+  if (contraction.consumer)
+    b.setInsertionPoint(contraction.consumer);
+  for (int64_t i = 0; i < tm; ++i) {
+    Value row = apply(d0 + i, {rowBase});
+    for (int64_t j = 0; j < tn; ++j) {
+      Value value =
+          vector::ExtractOp::create(b, loc, results[i], ArrayRef<int64_t>{j});
+      storeResult(value, row, apply(d0 + j, {colBase}));
     }
   }
   return success();
@@ -553,25 +693,49 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   auto intrinsicAttr = strategy.getAs<StringAttr>("intrinsic");
   auto tile = strategy.getAs<DenseI64ArrayAttr>("workgroup_tile");
   auto grid = strategy.getAs<DenseI64ArrayAttr>("subgroup_grid");
+  auto simt = strategy.getAs<DenseI64ArrayAttr>("simt_tile");
   auto kTile = strategy.getAs<IntegerAttr>("k_tile");
   auto size = strategy.getAs<DenseI64ArrayAttr>("workgroup_size");
   std::optional<MatrixIntrinsic> intrinsic =
       intrinsicAttr ? symbolizeMatrixIntrinsic(intrinsicAttr.getValue())
                     : std::nullopt;
-  if (!intrinsic || !tile || tile.size() < 2 || !grid || grid.size() != 2 ||
-      !kTile || !size || size.size() != 3)
+  bool matrix = intrinsic && grid && grid.size() == 2;
+  bool simtForm = !intrinsicAttr && simt && simt.size() == 2;
+  if ((!matrix && !simtForm) || !tile || tile.size() < 2 || !kTile || !size ||
+      size.size() != 3)
     return func.emitError()
-           << "contraction strategy needs 'intrinsic' (a known matrix "
-              "instruction), 'workgroup_tile', 'subgroup_grid', 'k_tile' and "
-              "'workgroup_size'";
+           << "contraction strategy needs 'workgroup_tile', 'k_tile', "
+              "'workgroup_size' and either 'intrinsic' (a known matrix "
+              "instruction) with 'subgroup_grid', or 'simt_tile'";
   ContractionConfig config;
-  config.intrinsic = *intrinsic;
+  config.intrinsic = intrinsic;
   config.tileM = tile[0];
   config.tileN = tile[1];
   config.tileK = kTile.getInt();
+  config.workgroupSize = size[0] * size[1] * size[2];
+  if (simtForm) {
+    config.threadM = simt[0];
+    config.threadN = simt[1];
+    // 4-float chunks for the copies, 16-byte vectors of shared memory.
+    if (config.threadM <= 0 || config.threadN <= 0 ||
+        config.tileM % config.threadM != 0 ||
+        config.tileN % config.threadN != 0 ||
+        (config.tileM / config.threadM) * (config.tileN / config.threadN) !=
+            config.workgroupSize ||
+        config.threadM % 4 != 0 || config.threadN % 4 != 0 ||
+        config.tileK % 4 != 0 ||
+        (config.tileM * config.tileK / 4) % config.workgroupSize != 0 ||
+        (config.tileN * config.tileK / 4) % config.workgroupSize != 0)
+      return func.emitError()
+             << "contraction strategy: workgroup tile " << config.tileM << "x"
+             << config.tileN << "x" << config.tileK << " with "
+             << config.threadM << "x" << config.threadN
+             << " outputs per thread does not fit " << config.workgroupSize
+             << " threads";
+    return config;
+  }
   config.subgroupsM = grid[0];
   config.subgroupsN = grid[1];
-  config.workgroupSize = size[0] * size[1] * size[2];
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*intrinsic);
   if (config.subgroupsM * config.subgroupsN * info.subgroupSize !=
           config.workgroupSize ||
@@ -591,11 +755,15 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
 
 static LogicalResult checkOperands(const ContractionConfig &config,
                                    linalg::MatmulOp matmul) {
-  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(config.intrinsic);
+  StringRef name = config.intrinsic
+                       ? getMatrixIntrinsicInfo(*config.intrinsic).name
+                       : StringRef("f32 FMA");
   auto aType = dyn_cast<MemRefType>(matmul.getDpsInputs()[0].getType());
   auto bType = dyn_cast<MemRefType>(matmul.getDpsInputs()[1].getType());
   auto cType = dyn_cast<MemRefType>(matmul.getDpsInits()[0].getType());
-  Type in = getMatrixInputType(config.intrinsic, matmul.getContext());
+  Type in = config.intrinsic
+                ? getMatrixInputType(*config.intrinsic, matmul.getContext())
+                : Float32Type::get(matmul.getContext());
   bool fits = aType && bType && cType && aType.hasStaticShape() &&
               bType.hasStaticShape() && cType.hasStaticShape() &&
               !matmul.hasUserDefinedMaps() &&
@@ -607,7 +775,7 @@ static LogicalResult checkOperands(const ContractionConfig &config,
   if (!fits)
     return matmul.emitError()
            << "contraction strategy: the workgroup's matmul does not fit "
-           << info.name << " tiles of " << config.tileM << "x" << config.tileN
+           << name << " tiles of " << config.tileM << "x" << config.tileN
            << "x" << config.tileK << ": expected " << config.tileM << "xK "
            << in << " * Kx" << config.tileN << " " << in
            << " -> f32 with K a multiple of " << config.tileK;

@@ -49,12 +49,19 @@ struct GPUStrategy {
   // workgroup along M and N, and the K slice staged per step.
   SmallVector<int64_t> subgroupGrid;
   int64_t kTile = 0;
+  // SIMT "contraction" kernels (f32): outputs per thread along M and N.
+  SmallVector<int64_t> simtTile;
 };
 
-// One contraction tiling: workgroup tile, subgroup grid, K slice.
+// One contraction tiling: workgroup tile, K slice, and the subgroup grid
+// (matrix cores) or the outputs per thread (SIMT).
 struct ContractionTiling {
   int64_t tileM, tileN, tileK, subgroupsM, subgroupsN;
 };
+
+// Fewer workgroups than this many large tiles leave SMs idle: use the
+// smaller tiles then.
+constexpr int64_t kLargeTileWorkgroups = 96;
 
 // NVIDIA chips with mma.sync m16n8k16 for f16 and bf16 (sm_80 and later).
 static bool hasMmaSync(StringRef chip) {
@@ -62,18 +69,18 @@ static bool hasMmaSync(StringRef chip) {
   return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 80;
 }
 
-// The contraction recipe for a linalg.matmul root with f16 or bf16 inputs
-// and an f32 accumulator on a chip with mma.sync: 128x128 tiles of 8 warps
+// The contraction recipe for a linalg.matmul root with an f32 accumulator:
+// f16 or bf16 inputs on a chip with mma.sync get 128x128 tiles of 8 warps
 // when the matmul has enough of them to fill the GPU, else 64x64 tiles of 4
-// warps. M, N and K must be multiples of the tiles (other shapes keep the
-// generic strategy). The op producing the result is the matmul or an
-// elementwise consumer over its M x N iteration space.
+// warps; f32 inputs (any GPU) the SIMT form with the same tile sizes. M, N
+// and K must be multiples of the tiles (other shapes keep the generic
+// strategy). The op producing the result is the matmul or an elementwise
+// consumer over its M x N iteration space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
                               GPUStrategy &strategy) {
   auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
-  if (!matmul || matmul.hasUserDefinedMaps() || !hasMmaSync(chip) ||
-      subgroupSize != 32)
+  if (!matmul || matmul.hasUserDefinedMaps())
     return false;
   std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(root);
   std::optional<SmallVector<int64_t>> producerSizes =
@@ -91,14 +98,37 @@ static bool selectContraction(Operation *root, Operation *producer,
   auto elementType = [](Value v) { return getElementTypeOrSelf(v.getType()); };
   Type a = elementType(matmul.getDpsInputs()[0]);
   Type b = elementType(matmul.getDpsInputs()[1]);
-  if (a != b || !(a.isF16() || a.isBF16()) ||
-      !elementType(matmul.getDpsInits()[0]).isF32())
+  if (a != b || !elementType(matmul.getDpsInits()[0]).isF32())
+    return false;
+  if (a.isF32()) {
+    // The SIMT form (any GPU): 16x16 threads, each an 8x8 (128x128 tiles)
+    // or 4x4 (64x64 tiles) block of FMAs, K slices of 16.
+    static const ContractionTiling kSimtTilings[] = {{128, 128, 16, 8, 8},
+                                                     {64, 64, 16, 4, 4}};
+    for (const ContractionTiling &tiling : kSimtTilings) {
+      if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
+        continue;
+      int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
+      if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
+          m % 64 == 0 && n % 64 == 0)
+        continue;
+      strategy.kind = "contraction";
+      strategy.reduction = "none";
+      strategy.workgroupSize = 256;
+      strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
+      strategy.kTile = tiling.tileK;
+      strategy.workgroupTile.assign(producerSizes->size(), 0);
+      strategy.workgroupTile[0] = tiling.tileM;
+      strategy.workgroupTile[1] = tiling.tileN;
+      strategy.workgroupCount = count;
+      return true;
+    }
+    return false;
+  }
+  if (!(a.isF16() || a.isBF16()) || !hasMmaSync(chip) || subgroupSize != 32)
     return false;
   static const ContractionTiling kTilings[] = {{128, 128, 32, 2, 4},
                                                 {64, 64, 32, 2, 2}};
-  // Fewer workgroups than this many large tiles leave SMs idle: use the
-  // smaller tiles then.
-  constexpr int64_t kLargeTileWorkgroups = 96;
   for (const ContractionTiling &tiling : kTilings) {
     if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
       continue;
@@ -316,12 +346,15 @@ struct GPUSelectStrategyPass
           b.getNamedAttr("intrinsic", b.getStringAttr(strategy.intrinsic)));
     if (!strategy.root.empty())
       entries.push_back(b.getNamedAttr("root", b.getStringAttr(strategy.root)));
-    if (!strategy.subgroupGrid.empty()) {
+    if (!strategy.subgroupGrid.empty())
       entries.push_back(b.getNamedAttr(
           "subgroup_grid", b.getDenseI64ArrayAttr(strategy.subgroupGrid)));
+    if (!strategy.simtTile.empty())
+      entries.push_back(b.getNamedAttr(
+          "simt_tile", b.getDenseI64ArrayAttr(strategy.simtTile)));
+    if (strategy.kind == "contraction")
       entries.push_back(
           b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
-    }
     func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));
   }
 };

@@ -86,3 +86,20 @@ CASES.append(Case(
     f"C += A * B with f16 A, B and an f32 C given as an input (accumulators start from C; contraction strategy on GPUs).",
     matmul_program("f16", "f32", "accumulate", extra_args=f", %c: tensor<{M}x{N}xf32>"),
     [Run("main", [T(a, "f16"), T(b, "f16"), T(c, "f32")], [T(ref(a, b) + c, "f32")], atol=0, rtol=0)]))
+
+# f32 inputs: the SIMT form of the recipe (16x16 threads, 4x4 FMAs each on
+# 64x64 tiles, K slices of 16).
+a, b = quarters(M, K), quarters(K, N)
+CASES.append(Case(
+    "matmul/contraction_f32_simt.mlir",
+    f"f32 {M}x{K} * {K}x{N} (contraction strategy, SIMT form, on GPUs).",
+    matmul_program("f32", "f32", "none"),
+    [Run("main", [T(a, "f32"), T(b, "f32")], [T(ref(a, b), "f32")], atol=0, rtol=0)]))
+
+a, b, bias = quarters(M, K), quarters(K, N), quarters(N)
+CASES.append(Case(
+    "matmul/contraction_f32_simt_bias_relu.mlir",
+    f"f32 {M}x{K} * {K}x{N} + bias, relu: the SIMT form with its epilogue on the accumulators (GPUs).",
+    matmul_program("f32", "f32", "bias_relu", extra_args=f", %bias_v: tensor<{N}xf32>"),
+    [Run("main", [T(a, "f32"), T(b, "f32"), T(bias, "f32")],
+         [T(np.maximum(ref(a, b) + bias, 0), "f32")], atol=0, rtol=0)]))

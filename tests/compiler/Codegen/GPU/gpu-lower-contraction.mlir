@@ -84,8 +84,39 @@ func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2:
 // -----
 
 // An unknown instruction.
-// expected-error @+1 {{contraction strategy needs 'intrinsic' (a known matrix instruction)}}
+// expected-error @+1 {{contraction strategy needs 'workgroup_tile', 'k_tile', 'workgroup_size' and either 'intrinsic' (a known matrix instruction) with 'subgroup_grid', or 'simt_tile'}}
 func.func @unknown_intrinsic(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x8_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// The SIMT form (f32): 16x16 threads, each a 4x4 block of a 64x64 tile; A
+// is staged K-major (scattered from 4-float chunks), B as it is; one K
+// slice of 16: 16 steps of 4 row FMAs on vector<4xf32>.
+// CHECK-LABEL: func.func @simt_f32
+// CHECK: %[[AT:.*]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BS:.*]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.load %arg0{{.*}} : memref<64x16xf32>, vector<4xf32>
+// CHECK: memref.store {{.*}}, %[[AT]]
+// CHECK: vector.store {{.*}}, %[[BS]]
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.for
+// CHECK-COUNT-64: vector.fma {{.*}} : vector<4xf32>
+// CHECK-COUNT-16: memref.store {{.*}}, %arg2
+func.func @simt_f32(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {k_tile = 16 : i64, kind = "contraction", simt_tile = array<i64: 4, 4>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%arg2 : memref<64x64xf32>)
+  linalg.matmul ins(%arg0, %arg1 : memref<64x16xf32>, memref<16x64xf32>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Outputs per thread that do not cover the tile with the threads.
+// expected-error @+1 {{contraction strategy: workgroup tile 64x64x16 with 8x8 outputs per thread does not fit 256 threads}}
+func.func @simt_wrong_threads(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {k_tile = 16 : i64, kind = "contraction", simt_tile = array<i64: 8, 8>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x16xf32>, memref<16x64xf32>) outs(%arg2 : memref<64x64xf32>)
   return
 }

@@ -43,12 +43,15 @@ func.func @small_bf16_truncated(%a: tensor<256x64xbf16>, %b: tensor<64x128xbf16>
 
 // -----
 
-// Sizes that are not multiples of the tiles, f32 inputs and an f16
-// accumulator keep the generic matmul strategy.
+// Sizes that are not multiples of the tiles and an f16 accumulator keep
+// the generic matmul strategy; f32 inputs (128x128 output: 4 tiles of 64)
+// take the SIMT form.
 // CHECK-LABEL: func.func @odd_sizes
 // CHECK-SAME: kind = "matmul"
 // CHECK-LABEL: func.func @f32_inputs
-// CHECK-SAME: kind = "matmul"
+// CHECK-SAME: kind = "contraction"
+// CHECK-SAME: simt_tile = array<i64: 4, 4>
+// CHECK-SAME: workgroup_tile = array<i64: 64, 64, 0>
 // CHECK-LABEL: func.func @f16_accumulator
 // CHECK-SAME: kind = "matmul"
 func.func @odd_sizes(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>) -> tensor<100x128xf32> {
@@ -71,4 +74,22 @@ func.func @f16_accumulator(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> te
   %f = linalg.fill ins(%zero : f16) outs(%e : tensor<128x128xf16>) -> tensor<128x128xf16>
   %r = linalg.matmul ins(%a, %b : tensor<128x64xf16>, tensor<64x128xf16>) outs(%f : tensor<128x128xf16>) -> tensor<128x128xf16>
   return %r : tensor<128x128xf16>
+}
+
+// -----
+
+// f32 matmuls take the SIMT form of the contraction recipe (any chip).
+// CHECK-LABEL: func.func @f32_simt
+// CHECK-SAME: k_tile = 16 : i64, kind = "contraction"
+// CHECK-SAME: simt_tile = array<i64: 8, 8>
+// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
+// SM75-LABEL: func.func @f32_simt
+// SM75-SAME: kind = "contraction"
+// SM75-SAME: simt_tile = array<i64: 8, 8>
+func.func @f32_simt(%a: tensor<2048x64xf32>, %b: tensor<64x2048xf32>) -> tensor<2048x2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<2048x64xf32>, tensor<64x2048xf32>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  return %r : tensor<2048x2048xf32>
 }

@@ -98,17 +98,18 @@ func.func @column_sum(%a: tensor<512x2048xf32>) -> tensor<2048xf32> {
 // -----
 
 // Matmuls get square-ish output tiles: 16x16 for 256 threads, 8x16 for 128.
-// Reduction loops are never tiled.
+// Reduction loops are never tiled. (i32: f32 and f16/bf16 matmuls of tile
+// multiples take the contraction strategy, gpu-select-strategy-contraction.mlir.)
 // WAVE64-LABEL: func.func @matmul
 // WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
 // WAVE32-LABEL: func.func @matmul
 // WAVE32-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 8, 16, 0>}
-func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>) -> tensor<256x512xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<256x512xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
-  %mm = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
-  return %mm : tensor<256x512xf32>
+func.func @matmul(%a: tensor<256x128xi32>, %b: tensor<128x512xi32>) -> tensor<256x512xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<256x512xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<256x512xi32>) -> tensor<256x512xi32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x128xi32>, tensor<128x512xi32>) outs(%f : tensor<256x512xi32>) -> tensor<256x512xi32>
+  return %mm : tensor<256x512xi32>
 }
 
 // -----
