@@ -81,6 +81,7 @@ static void buildScalarStage(OpPassManager &pm,
   emulate.targetTypeStr = "f32";
   f.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   f.addPass(createHostExpandSmallFloatsPass());
+  f.addPass(createDefineIntegerDivisionPass());
   addCleanup(f);
 }
 

@@ -123,3 +123,59 @@ CASES.append(Case(
         %0 = arith.cmpi sge, %x0, %c : i64
         linalg.yield %0 : i1"""),
     [Run("main", [T(x, "i64")], [T(x >= 17, "i1")])]))
+
+# Integer division by zero and INT_MIN / -1: defined results (RISC-V rules,
+# kiln-define-integer-division), never a trap: x / 0 = -1, x % 0 = x,
+# INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0.
+IMIN = np.iinfo(np.int32).min
+num = np.array([7, -7, IMIN, IMIN, 9, -9, 0, 5], dtype=np.int64)
+den = np.array([0, 0, -1, 0, 2, 4, 0, -3], dtype=np.int64)
+def c_div(n, d):
+    if d == 0:
+        return -1
+    if n == IMIN and d == -1:
+        return IMIN
+    return int(np.trunc(n / d))
+def c_rem(n, d):
+    if d == 0:
+        return n
+    if n == IMIN and d == -1:
+        return 0
+    return n - c_div(n, d) * d
+CASES.append(Case(
+    "types/divsi_remsi_by_zero_i32.mlir",
+    "arith.divsi / remsi by zero and INT_MIN / -1 give defined results (x/0 = -1, x%0 = x, INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0) instead of trapping.",
+    """func.func @main(%n: tensor<8xi32>, %d: tensor<8xi32>) -> (tensor<8xi32>, tensor<8xi32>) {
+  %e = tensor.empty() : tensor<8xi32>
+  %q, %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%n, %d : tensor<8xi32>, tensor<8xi32>) outs(%e, %e : tensor<8xi32>, tensor<8xi32>) {
+  ^bb0(%x: i32, %y: i32, %o0: i32, %o1: i32):
+    %0 = arith.divsi %x, %y : i32
+    %1 = arith.remsi %x, %y : i32
+    linalg.yield %0, %1 : i32, i32
+  } -> (tensor<8xi32>, tensor<8xi32>)
+  return %q, %r : tensor<8xi32>, tensor<8xi32>
+}""",
+    [Run("main", [T(num, "i32"), T(den, "i32")],
+         [T(np.array([c_div(n, d) for n, d in zip(num, den)]), "i32"),
+          T(np.array([c_rem(n, d) for n, d in zip(num, den)]), "i32")])]))
+
+un = np.array([7, 0, 4294967295, 10, 3, 100, 1, 8], dtype=np.int64)
+ud = np.array([0, 0, 0, 3, 7, 9, 1, 0], dtype=np.int64)
+CASES.append(Case(
+    "types/divui_remui_by_zero_i32.mlir",
+    "arith.divui / remui by zero give all ones and the dividend instead of trapping.",
+    """func.func @main(%n: tensor<8xi32>, %d: tensor<8xi32>) -> (tensor<8xi32>, tensor<8xi32>) {
+  %e = tensor.empty() : tensor<8xi32>
+  %q, %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%n, %d : tensor<8xi32>, tensor<8xi32>) outs(%e, %e : tensor<8xi32>, tensor<8xi32>) {
+  ^bb0(%x: i32, %y: i32, %o0: i32, %o1: i32):
+    %0 = arith.divui %x, %y : i32
+    %1 = arith.remui %x, %y : i32
+    linalg.yield %0, %1 : i32, i32
+  } -> (tensor<8xi32>, tensor<8xi32>)
+  return %q, %r : tensor<8xi32>, tensor<8xi32>
+}""",
+    [Run("main", [T(un.astype(np.uint32).view(np.int32).astype(np.int64), "i32"), T(ud, "i32")],
+         [T(np.array([0xFFFFFFFF if d == 0 else n // d for n, d in zip(un, ud)], dtype=np.uint32).view(np.int32), "i32"),
+          T(np.array([n if d == 0 else n % d for n, d in zip(un, ud)], dtype=np.uint32).view(np.int32), "i32")])]))

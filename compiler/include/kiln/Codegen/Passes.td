@@ -82,6 +82,22 @@ def SplitInputAccumulatorsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def DefineIntegerDivisionPass
+    : Pass<"kiln-define-integer-division", "func::FuncOp"> {
+  let summary = "Give integer division by zero and overflow defined results";
+  let description = [{
+    `arith.divsi/divui/remsi/remui` (and the ceil/floor divisions, expanded
+    first) by zero, and signed INT_MIN / -1, are undefined in LLVM IR and trap
+    on x86-64 (SIGFPE kills the process running the kernel). Kiln defines
+    them on every target, as RISC-V does: x / 0 = -1 (all bits set), x % 0 =
+    x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. The divisor becomes 1 where
+    the instruction could trap and the result is selected afterwards, on
+    scalars and vectors alike; divisions by constants that are neither 0 nor
+    (signed) -1 are left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def HostTileAndDistributePass
     : Pass<"kiln-host-tile-and-distribute", "func::FuncOp"> {
   let summary = "Tile the result op into a workgroup scf.forall and fuse "
