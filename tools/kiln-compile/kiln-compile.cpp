@@ -20,6 +20,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -30,6 +32,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -346,8 +349,30 @@ static std::string getCompileFlags(int argc, char **argv) {
   return flags;
 }
 
+// A shard.grid axis of extent 0 has no device to run on (and crashes
+// upstream verifiers that divide by it): a located error.
+static LogicalResult checkGridExtents(ModuleOp module) {
+  LogicalResult result = success();
+  module.walk([&](shard::GridOp grid) {
+    for (auto [axis, extent] : llvm::enumerate(grid.getShape()))
+      if (extent == 0) {
+        grid.emitError() << "shard.grid '" << grid.getSymName() << "' axis "
+                         << axis << " has extent 0: every axis needs at "
+                                    "least one device";
+        result = failure();
+      }
+  });
+  return result;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // A crash is Kiln's bug, not the user's: say so first, then LLVM's stack
+  // dump for the report.
+  llvm::setBugReportMsg(
+      "kiln-compile: internal compiler error (a crash in Kiln or in MLIR/LLVM "
+      "code it called), not a problem with your program's syntax. Please "
+      "report it with the input file and the command line below.\n");
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -416,8 +441,12 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  // Parsed unverified first: some upstream verifiers divide by a shard
+  // grid's extents, so a grid with an empty axis is refused before them.
+  ParserConfig parserConfig(&context, /*verifyAfterParse=*/false);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
+  if (!module || failed(checkGridExtents(*module)) || failed(verify(*module)))
     return 1;
 
   // In-process lld (host codegen) resets every cl::opt of the process to its

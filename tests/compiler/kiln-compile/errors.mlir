@@ -14,6 +14,11 @@
 // RUN: not kiln-compile %t/dynamic.mlir --target=host --rocm-chip=gfx942 -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=CHIPTGT
 // RUN: not kiln-compile %t/dynamic.mlir --compile-mode=executable -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not kiln-compile %t/missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kiln-compile %t/add.mlir --target=host --host-cpu=foo -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=HOSTCPU
+// RUN: not kiln-compile %t/grid0.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=GRID0
+// A crash inside upstream MLIR (the dense-array parser on an index element
+// type, LLVM 22) ends with Kiln's internal-compiler-error report first.
+// RUN: not --crash kiln-compile %t/crash.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=ICE
 // RUN: not test -e %t/out.vmfb
 
 // DYNAMIC: dynamic.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<?xf32>': dynamic shapes are not supported
@@ -28,6 +33,11 @@
 // TGTTWICE: kiln-compile: error: --target lists 'host' twice
 // CHIP: kiln-compile: error: --rocm-chip: unknown ROCm chip 'gfx941'; known chips: gfx908, gfx90a, gfx942, gfx950, gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201
 // CHIPTGT: kiln-compile: error: --rocm-chip needs --target=rocm
+// GRID0: grid0.mlir:1:1: error: shard.grid 'grid' axis 0 has extent 0: every axis needs at least one device
+// ICE: kiln-compile: internal compiler error (a crash in Kiln or in MLIR/LLVM code it called), not a problem with your program's syntax. Please report it with the input file and the command line below.
+// ICE-NEXT: Stack dump:
+// HOSTCPU-NOT: is not a recognized processor
+// HOSTCPU: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: host target: unknown CPU 'foo' (--host-cpu); use 'native' for this machine or one of: {{.*}}skylake{{.*}}znver4
 // MODE: dynamic.mlir:1:1: error: --compile-mode=executable expects only kiln.executable ops, found 'func.func'
 // MISSING: kiln-compile: error: {{.*}}missing.mlir
 
@@ -64,3 +74,19 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %m = memref.alloc() : memref<4xf32>
   return %a : tensor<4xf32>
 }
+
+//--- add.mlir
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, %a : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+//--- grid0.mlir
+shard.grid @grid(shape = 0)
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = shard.reduce_scatter %a on @grid grid_axes = [0] scatter_axis = 0 : tensor<4xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+//--- crash.mlir
+module attributes {x = array<index: 1>} {}

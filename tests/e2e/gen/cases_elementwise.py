@@ -312,3 +312,20 @@ for op, inp, ref, atol, rtol in [
             linalg.yield %0 : f32"""),
         [Run("main", [T(inp, "f32")], [T(ref(inp.astype(np.float64)), "f32")],
              atol=atol, rtol=rtol)]))
+
+# sin and cos of one value (rotary embeddings, FFTs): x86-64 code generation
+# merges the two libm calls into one sincos / sincosf call.
+x_rot = np.linspace(-6.0, 6.0, 16).reshape(2, 8)
+# (f32 only: f64 sin has no GPU lowering yet, and the corpus runs on GPUs.)
+for ty, dt, tol in (("f32", np.float32, 2e-6),):
+    xv = x_rot.astype(dt)
+    CASES.append(Case(
+        f"elementwise/math_sin_cos_same_value_{ty}.mlir",
+        f"math.sin and math.cos of the same {ty} value in one kernel (compiles to one sincos call on the host).",
+        elementwise_func("main", (2, 8), [ty], ty, f"""
+        %s = math.sin %x0 : {ty}
+        %c = math.cos %x0 : {ty}
+        %0 = arith.addf %s, %c : {ty}
+        linalg.yield %0 : {ty}"""),
+        [Run("main", [T(xv, ty)], [T(np.sin(xv.astype(np.float64)) + np.cos(xv.astype(np.float64)), ty)],
+             atol=tol, rtol=tol)]))

@@ -176,6 +176,23 @@ llvm::TargetMachine *getOrCreateTargetMachine(Location loc,
       hostFeatures.push_back(features); // Explicit features win (last).
     features = llvm::join(hostFeatures, ",");
   }
+  // An unknown CPU name is a fatal error deep in LLVM: check it first.
+  {
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(cpu)) {
+      std::string known;
+      if (info)
+        for (const llvm::SubtargetSubTypeKV &kv :
+             info->getAllProcessorDescriptions())
+          known += (known.empty() ? "" : ", ") + std::string(kv.Key);
+      emitError(loc) << "host target: unknown CPU '" << options.cpu
+                     << "' (--host-cpu); use 'native' for this machine or one "
+                        "of: "
+                     << known;
+      return nullptr;
+    }
+  }
   owner.reset(target->createTargetMachine(triple, cpu, features, targetOptions,
                                           llvm::Reloc::PIC_, std::nullopt,
                                           level));

@@ -98,7 +98,7 @@ getUndefinedDynamicSymbols(ArrayRef<uint8_t> sharedObject) {
 }
 
 bool isAllowedLibmSymbol(StringRef name) {
-  // C99 <math.h> functions, double and float forms.
+  // C99 <math.h> functions (and sincos), double and float forms.
   static const StringSet<> libm = [] {
     StringSet<> set;
     for (const char *base :
@@ -108,7 +108,11 @@ bool isAllowedLibmSymbol(StringRef name) {
           "fmax",  "fmin",  "fmod",  "hypot",     "ldexp", "lgamma", "log",
           "log10", "log1p", "log2",  "nearbyint", "pow",   "remainder",
           "rint",  "round", "roundeven", "sin",   "sinh",  "sqrt",  "tan",
-          "tanh",  "tgamma", "trunc", "frexp",    "modf"}) {
+          "tanh",  "tgamma", "trunc", "frexp",    "modf",
+          // x86-64 code generation turns sin and cos of one value into
+          // one sincos call (GNU extension; glibc's and musl's libm have
+          // it).
+          "sincos"}) {
       set.insert(base);
       set.insert((Twine(base) + "f").str());
     }
