@@ -78,7 +78,7 @@ static bool hasMmaSync(StringRef chip) {
 // consumer over its M x N iteration space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
-                              GPUStrategy &strategy) {
+                              bool matrixCores, GPUStrategy &strategy) {
   auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
   if (!matmul || matmul.hasUserDefinedMaps())
     return false;
@@ -116,6 +116,33 @@ static bool selectContraction(Operation *root, Operation *producer,
       strategy.reduction = "none";
       strategy.workgroupSize = 256;
       strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
+      strategy.kTile = tiling.tileK;
+      strategy.workgroupTile.assign(producerSizes->size(), 0);
+      strategy.workgroupTile[0] = tiling.tileM;
+      strategy.workgroupTile[1] = tiling.tileN;
+      strategy.workgroupCount = count;
+      return true;
+    }
+    return false;
+  }
+  // AMD CDNA (wave64) with matrix cores on (--rocm-matrix-cores): the
+  // recipe's MFMA form, 2x2 waves.
+  if (a.isF16() && matrixCores && subgroupSize == 64 &&
+      (chip == "gfx90a" || chip == "gfx942" || chip == "gfx950")) {
+    static const ContractionTiling kMfmaTilings[] = {{128, 128, 32, 2, 2},
+                                                     {64, 64, 32, 2, 2}};
+    for (const ContractionTiling &tiling : kMfmaTilings) {
+      if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
+        continue;
+      int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
+      if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
+          m % 64 == 0 && n % 64 == 0)
+        continue;
+      strategy.kind = "contraction";
+      strategy.intrinsic = "mfma_f32_16x16x16_f16";
+      strategy.reduction = "none";
+      strategy.workgroupSize = tiling.subgroupsM * tiling.subgroupsN * 64;
+      strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
       strategy.kTile = tiling.tileK;
       strategy.workgroupTile.assign(producerSizes->size(), 0);
       strategy.workgroupTile[0] = tiling.tileM;
@@ -208,7 +235,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
       tileable.getLoopIteratorTypes();
   strategy.workgroupTile.assign(sizes->size(), 0);
 
-  if (selectContraction(root, producer, chip, subgroupSize, strategy))
+  if (selectContraction(root, producer, chip, subgroupSize, matrixCores,
+                        strategy))
     return strategy;
 
   // Matmuls on matrix cores: one subgroup per 16x16 output tile.
