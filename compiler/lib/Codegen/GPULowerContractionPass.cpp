@@ -141,6 +141,16 @@ private:
   // threadN block of C with f32 FMAs; A is staged K-major in shared memory
   // so that a thread reads its threadM values of one K step as vectors.
   LogicalResult emitSimt();
+  // The K loop (K = k) pipelined through registers: slice 0 is staged
+  // before the loop; each iteration loads slice k+1 into registers,
+  // multiplies slice k from shared memory, and stores slice k+1 between two
+  // barriers; the last slice is multiplied after the loop. Returns the
+  // final accumulators.
+  SmallVector<Value> pipelineThroughRegisters(
+      int64_t k, ArrayRef<Value> init,
+      llvm::function_ref<SmallVector<Value>(Value)> loadSlice,
+      llvm::function_ref<void(ArrayRef<Value>)> storeSlice,
+      llvm::function_ref<SmallVector<Value>(SmallVector<Value>)> computeSlice);
   // Writes the accumulator `value` of C[row][col] (tile coordinates):
   // through the consumer's body into its output, or into C.
   void storeResult(Value value, Value row, Value col);
@@ -176,6 +186,16 @@ private:
                                    Value colOffset, Value target, Value stage,
                                    int64_t rows, int64_t cols,
                                    Type elementType);
+  // This thread's chunks of the K slice at k0: A's (tileM x tileK), then
+  // B's (tileK x tileN).
+  SmallVector<Value> loadKSlice(Value a, Value bMatrix, Value k0,
+                                Type elementType) {
+    SmallVector<Value> values =
+        loadTile(a, index(0), k0, config.tileM, config.tileK, elementType);
+    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
+                                        config.tileN, elementType));
+    return values;
+  }
   int64_t tileChunks(int64_t rows, int64_t cols, Type elementType) {
     return rows * cols / (kCopyBits / elementType.getIntOrFloatBitWidth()) /
            config.workgroupSize;
@@ -439,11 +459,7 @@ LogicalResult ContractionEmitter::emitMatrix() {
   // current one is multiplied from shared memory, then stored once every
   // subgroup is done reading (the global latency hides behind the mmas).
   auto loadSlice = [&](Value k0) {
-    SmallVector<Value> values =
-        loadTile(a, index(0), k0, config.tileM, config.tileK, inType);
-    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
-                                        config.tileN, inType));
-    return values;
+    return loadKSlice(a, bMatrix, k0, inType);
   };
   auto storeSlice = [&](ArrayRef<Value> values) {
     size_t aChunks = values.size() -
@@ -489,24 +505,9 @@ LogicalResult ContractionEmitter::emitMatrix() {
     gpu::BarrierOp::create(b, loc);
     results = computeSlice(results, index((slices - 1) % 2));
   } else {
-    storeSlice(loadSlice(index(0)));
-    gpu::BarrierOp::create(b, loc);
-    if (k > config.tileK) {
-      auto loop = scf::ForOp::create(
-          b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
-          [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
-            SmallVector<Value> next =
-                loadSlice(apply(d0 + config.tileK, {k0}));
-            SmallVector<Value> acc = computeSlice(
-                {accumulators.begin(), accumulators.end()}, Value());
-            gpu::BarrierOp::create(b, loc);
-            storeSlice(next);
-            gpu::BarrierOp::create(b, loc);
-            scf::YieldOp::create(b, loc, acc);
-          });
-      results.assign(loop.getResults().begin(), loop.getResults().end());
-    }
-    results = computeSlice(results, Value());
+    results = pipelineThroughRegisters(
+        k, init, loadSlice, storeSlice,
+        [&](SmallVector<Value> acc) { return computeSlice(acc, Value()); });
   }
 
   // Epilogue: each accumulator through the consumer's body (or as it is)
@@ -525,6 +526,32 @@ LogicalResult ContractionEmitter::emitMatrix() {
     }
   }
   return success();
+}
+
+SmallVector<Value> ContractionEmitter::pipelineThroughRegisters(
+    int64_t k, ArrayRef<Value> init,
+    llvm::function_ref<SmallVector<Value>(Value)> loadSlice,
+    llvm::function_ref<void(ArrayRef<Value>)> storeSlice,
+    llvm::function_ref<SmallVector<Value>(SmallVector<Value>)> computeSlice) {
+  AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+  storeSlice(loadSlice(index(0)));
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> results(init.begin(), init.end());
+  if (k > config.tileK) {
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
+        [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
+          SmallVector<Value> next = loadSlice(apply(d0 + config.tileK, {k0}));
+          SmallVector<Value> acc =
+              computeSlice({accumulators.begin(), accumulators.end()});
+          gpu::BarrierOp::create(b, loc);
+          storeSlice(next);
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, acc);
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  return computeSlice(results);
 }
 
 void ContractionEmitter::storeResult(Value value, Value row, Value col) {
@@ -612,13 +639,7 @@ LogicalResult ContractionEmitter::emitSimt() {
                                           ValueRange{row, colBase}));
   }
 
-  auto loadSlice = [&](Value k0) {
-    SmallVector<Value> values =
-        loadTile(a, index(0), k0, config.tileM, config.tileK, f32);
-    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
-                                        config.tileN, f32));
-    return values;
-  };
+  auto loadSlice = [&](Value k0) { return loadKSlice(a, bMatrix, k0, f32); };
   // A's 4-float chunks (4 K values of one row) are scattered into A^T.
   auto storeSlice = [&](ArrayRef<Value> values) {
     size_t aChunks = values.size() - tileChunks(config.tileK, config.tileN, f32);
@@ -655,24 +676,8 @@ LogicalResult ContractionEmitter::emitSimt() {
     return acc;
   };
 
-  storeSlice(loadSlice(index(0)));
-  gpu::BarrierOp::create(b, loc);
-  SmallVector<Value> results = init;
-  if (k > config.tileK) {
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
-        [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
-          SmallVector<Value> next = loadSlice(apply(d0 + config.tileK, {k0}));
-          SmallVector<Value> acc =
-              computeSlice({accumulators.begin(), accumulators.end()});
-          gpu::BarrierOp::create(b, loc);
-          storeSlice(next);
-          gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, acc);
-        });
-    results.assign(loop.getResults().begin(), loop.getResults().end());
-  }
-  results = computeSlice(results);
+  SmallVector<Value> results =
+      pipelineThroughRegisters(k, init, loadSlice, storeSlice, computeSlice);
 
   if (contraction.consumer)
     b.setInsertionPoint(contraction.consumer);

@@ -100,63 +100,39 @@ static bool selectContraction(Operation *root, Operation *producer,
   Type b = elementType(matmul.getDpsInputs()[1]);
   if (a != b || !elementType(matmul.getDpsInits()[0]).isF32())
     return false;
+
+  // The form for these operands on this chip, and its tilings (largest
+  // first).
+  ArrayRef<ContractionTiling> tilings;
+  std::string intrinsic;
+  int64_t lanes = 0;  // per subgroup; 0: the SIMT form (threads = 256)
   if (a.isF32()) {
-    // The SIMT form (any GPU): 16x16 threads, each an 8x8 (128x128 tiles)
-    // or 4x4 (64x64 tiles) block of FMAs, K slices of 16.
-    static const ContractionTiling kSimtTilings[] = {{128, 128, 16, 8, 8},
-                                                     {64, 64, 16, 4, 4}};
-    for (const ContractionTiling &tiling : kSimtTilings) {
-      if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
-        continue;
-      int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
-      if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
-          m % 64 == 0 && n % 64 == 0)
-        continue;
-      strategy.kind = "contraction";
-      strategy.reduction = "none";
-      strategy.workgroupSize = 256;
-      strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
-      strategy.kTile = tiling.tileK;
-      strategy.workgroupTile.assign(producerSizes->size(), 0);
-      strategy.workgroupTile[0] = tiling.tileM;
-      strategy.workgroupTile[1] = tiling.tileN;
-      strategy.workgroupCount = count;
-      return true;
-    }
+    // SIMT (any GPU): 16x16 threads, each an 8x8 (128x128 tiles) or 4x4
+    // (64x64 tiles) block of FMAs, K slices of 16.
+    static const ContractionTiling kSimt[] = {{128, 128, 16, 8, 8},
+                                              {64, 64, 16, 4, 4}};
+    tilings = kSimt;
+  } else if (a.isF16() && matrixCores && subgroupSize == 64 &&
+             (chip == "gfx90a" || chip == "gfx942" || chip == "gfx950")) {
+    // AMD CDNA with matrix cores on (--rocm-matrix-cores): MFMA, 2x2 waves.
+    static const ContractionTiling kMfma[] = {{128, 128, 32, 2, 2},
+                                              {64, 64, 32, 2, 2}};
+    tilings = kMfma;
+    intrinsic = "mfma_f32_16x16x16_f16";
+    lanes = 64;
+  } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
+             subgroupSize == 32) {
+    // NVIDIA: mma.sync, 2x4 warps (128x128) or 2x2 (64x64).
+    static const ContractionTiling kMmaSync[] = {{128, 128, 32, 2, 4},
+                                                 {64, 64, 32, 2, 2}};
+    tilings = kMmaSync;
+    intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
+                          : "mma_sync_f32_16x8x16_bf16";
+    lanes = 32;
+  } else {
     return false;
   }
-  // AMD CDNA (wave64) with matrix cores on (--rocm-matrix-cores): the
-  // recipe's MFMA form, 2x2 waves.
-  if (a.isF16() && matrixCores && subgroupSize == 64 &&
-      (chip == "gfx90a" || chip == "gfx942" || chip == "gfx950")) {
-    static const ContractionTiling kMfmaTilings[] = {{128, 128, 32, 2, 2},
-                                                     {64, 64, 32, 2, 2}};
-    for (const ContractionTiling &tiling : kMfmaTilings) {
-      if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
-        continue;
-      int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
-      if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
-          m % 64 == 0 && n % 64 == 0)
-        continue;
-      strategy.kind = "contraction";
-      strategy.intrinsic = "mfma_f32_16x16x16_f16";
-      strategy.reduction = "none";
-      strategy.workgroupSize = tiling.subgroupsM * tiling.subgroupsN * 64;
-      strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
-      strategy.kTile = tiling.tileK;
-      strategy.workgroupTile.assign(producerSizes->size(), 0);
-      strategy.workgroupTile[0] = tiling.tileM;
-      strategy.workgroupTile[1] = tiling.tileN;
-      strategy.workgroupCount = count;
-      return true;
-    }
-    return false;
-  }
-  if (!(a.isF16() || a.isBF16()) || !hasMmaSync(chip) || subgroupSize != 32)
-    return false;
-  static const ContractionTiling kTilings[] = {{128, 128, 32, 2, 4},
-                                                {64, 64, 32, 2, 2}};
-  for (const ContractionTiling &tiling : kTilings) {
+  for (const ContractionTiling &tiling : tilings) {
     if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK)
       continue;
     int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
@@ -164,12 +140,15 @@ static bool selectContraction(Operation *root, Operation *producer,
         m % 64 == 0 && n % 64 == 0)
       continue;
     strategy.kind = "contraction";
-    strategy.intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
-                                   : "mma_sync_f32_16x8x16_bf16";
+    strategy.intrinsic = intrinsic;
     strategy.reduction = "none";
-    strategy.workgroupSize =
-        tiling.subgroupsM * tiling.subgroupsN * subgroupSize;
-    strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
+    if (lanes == 0) {
+      strategy.workgroupSize = 256;
+      strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
+    } else {
+      strategy.workgroupSize = tiling.subgroupsM * tiling.subgroupsN * lanes;
+      strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
+    }
     strategy.kTile = tiling.tileK;
     strategy.workgroupTile.assign(producerSizes->size(), 0);
     strategy.workgroupTile[0] = tiling.tileM;
