@@ -8,7 +8,7 @@
 //   collective_checks   $KILN_HIP_COLLECTIVE_CHECKS=0  0|1: compare collective arguments across ranks
 //   peer_access         $KILN_HIP_PEER_ACCESS=1      0|1: enable peer access to the process's other hip devices
 //   memory_limit        $KILN_HIP_MEMORY_LIMIT=0     BYTES (512M, 8G): cap on device memory reserved, in use + cached (0: none)
-//   spin_wait_us        $KILN_HIP_SPIN_WAIT_US=2000  N: poll completed work for up to N us before a blocking wait
+//   spin_wait_us        $KILN_HIP_SPIN_WAIT_US=100000  N: poll for up to N us before a blocking wait
 //
 // Booleans accept 1/0, on/off, true/false, yes/no. The platform
 // ($KILN_HIP_PLATFORM and the library paths) is chosen once per driver and
