@@ -129,9 +129,7 @@ class ContractionEmitter {
 public:
   ContractionEmitter(OpBuilder &b, Location loc, const ContractionConfig &config,
                      const Contraction &contraction)
-      : b(b), loc(loc), config(config), contraction(contraction),
-        info(getMatrixIntrinsicInfo(config.intrinsic.value_or(
-            MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16))) {}
+      : b(b), loc(loc), config(config), contraction(contraction) {}
 
   LogicalResult emit() { return config.intrinsic ? emitMatrix() : emitSimt(); }
 
@@ -205,7 +203,6 @@ private:
   Location loc;
   const ContractionConfig &config;
   Contraction contraction;
-  const MatrixIntrinsicInfo &info;
   Value threadId;
 };
 
@@ -284,6 +281,7 @@ void ContractionEmitter::storeTile(ArrayRef<Value> values, Value target,
 }
 
 LogicalResult ContractionEmitter::emitMatrix() {
+  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*config.intrinsic);
   MLIRContext *context = b.getContext();
   linalg::MatmulOp matmul = contraction.matmul;
   Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];

@@ -5,9 +5,8 @@
 //    floating point type"): groupID = lane / 4, t = lane % 4;
 //    A register r (two halves h) holds row groupID + 8 * (r % 2), columns
 //    2t + h + 8 * (r / 2); B register r holds rows 2t + h + 8r of column
-//    groupID; C register r holds row groupID + 8 * (r / 2)... for the f32
-//    accumulator c0..c3: row groupID (c0, c1) or groupID + 8 (c2, c3),
-//    column 2t + (i % 2).
+//    groupID; the f32 accumulators c0..c3 hold row groupID (c0, c1) or
+//    groupID + 8 (c2, c3), column 2t + (i % 2).
 //  - v_mfma_f32_16x16x16f16 (AMD matrix instruction calculator): lane
 //    l = 16 * g + j holds A[j][4g + i], B[4g + i][j], C[4g + i][j], i < 4.
 //

@@ -254,9 +254,7 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
           const DispatchCommand* dispatch = entry->command_as_DispatchCommand();
           // The grid of the variant that was prepared: variants for other
           // targets may tile (and so count workgroups) differently.
-          const ExecutableExport* exp =
-              executables_[dispatch->executable()].variant->exports()->Get(
-                  dispatch->export_());
+          const ExecutableExport* exp = PreparedExport(*dispatch);
           uint32_t workgroup_count[3] = {exp->workgroup_count()->Get(0),
                                          exp->workgroup_count()->Get(1),
                                          exp->workgroup_count()->Get(2)};
@@ -327,6 +325,12 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
   return kiln_hal_command_buffer_end(command_buffer);
 }
 
+const ExecutableExport* ModuleExecutor::PreparedExport(
+    const DispatchCommand& dispatch) const {
+  return executables_[dispatch.executable()].variant->exports()->Get(
+      dispatch.export_());
+}
+
 size_t ModuleExecutor::CommandCount(size_t function_index) const {
   const auto* commands = image_->functions()[function_index].function->commands();
   return commands ? commands->size() : 0;
@@ -339,11 +343,9 @@ const char* ModuleExecutor::CommandName(size_t function_index,
   const CommandEntry* entry = commands->Get(command);
   switch (entry->command_type()) {
     case Command::DispatchCommand: {
-      const DispatchCommand* dispatch = entry->command_as_DispatchCommand();
-      const ExecutableExport* exp =
-          executables_[dispatch->executable()].variant->exports()->Get(
-              dispatch->export_());
-      return exp->name()->c_str();
+      return PreparedExport(*entry->command_as_DispatchCommand())
+          ->name()
+          ->c_str();
     }
     case Command::CollectiveCommand:
       switch (entry->command_as_CollectiveCommand()->op()) {

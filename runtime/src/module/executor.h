@@ -107,6 +107,10 @@ class ModuleExecutor {
   kiln_status_t RecordFunction(const FunctionLayout& layout,
                                const FunctionChannels* channels,
                                RecordedFunction* out);
+  // The export a dispatch runs, in the variant prepared for this device
+  // (its grid: variants for other targets may count workgroups differently).
+  const schema::ExecutableExport* PreparedExport(
+      const schema::DispatchCommand& dispatch) const;
   // Translates a module BufferRef into a HAL ref (slot or rodata buffer).
   kiln_hal_buffer_ref_t MakeRef(const FunctionLayout& layout,
                                 const schema::BufferRef& ref,
