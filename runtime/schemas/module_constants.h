@@ -3,7 +3,8 @@
 #define KILN_SCHEMAS_MODULE_CONSTANTS_H_
 
 // Module.version written by this compiler and accepted by this runtime.
-#define KILN_MODULE_VERSION 1u
+// Version 2: the file ends in an integrity trailer (module_trailer.h).
+#define KILN_MODULE_VERSION 2u
 
 // ExecutableVariant.format of host shared objects following host_abi.h.
 #define KILN_HOST_FORMAT "elf-so-v1"

@@ -3,6 +3,11 @@
 // load from memory, list the functions with their signatures and call each
 // one with zero inputs, reading its outputs back.
 //
+// An input is a module's contents: the harness appends the integrity trailer
+// (schemas/module_trailer.h) before loading, so that mutations reach the
+// verifier instead of stopping at the checksum. The input is also loaded as
+// it is, which exercises the trailer check on arbitrary bytes.
+//
 // A module carries native code, which is trusted input (docs/embedding.md):
 // before the public load, every host variant's binary is replaced by the
 // runtime tests' kernel library (tests/runtime/module/test_kernels.c, whose
@@ -142,8 +147,12 @@ void CallWithZeros(kiln_device_t* device, kiln_function_t* function,
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& fixture = GetFixture();
   std::shared_ptr<const kiln::module::ModuleImage> image;
+  Free(kiln::module::ModuleImage::CreateFromMemory(data, size, "<fuzz>",
+                                                   &image));
+  const std::vector<uint8_t> sealed =
+      kiln::testing::Seal(std::vector<uint8_t>(data, data + size));
   kiln_status_t status = kiln::module::ModuleImage::CreateFromMemory(
-      data, size, "<fuzz>", &image);
+      sealed.data(), sealed.size(), "<fuzz>", &image);
   if (!kiln_status_is_ok(status)) {
     Free(status);
     return 0;

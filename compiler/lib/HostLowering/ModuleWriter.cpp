@@ -11,6 +11,7 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/schemas/module_generated.h"
 #include "module_constants.h"
+#include "module_trailer.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -455,6 +456,9 @@ LogicalResult ModuleWriter::write(const ModuleWriterOptions &options,
   fb::FinishModuleBuffer(builder, fb::Module::Pack(builder, &result));
   os.write(reinterpret_cast<const char *>(builder.GetBufferPointer()),
            builder.GetSize());
+  auto trailer = ::kiln::module_trailer::Make(builder.GetBufferPointer(),
+                                              builder.GetSize());
+  os.write(reinterpret_cast<const char *>(trailer.data()), trailer.size());
   return success();
 }
 

@@ -47,9 +47,8 @@ kiln_status_t ModuleImage::CreateFromMemory(
                             source);
   }
   if (size) std::memcpy(image->data_, data, size);
-  image->size_ = size;
-
-  KILN_RETURN_IF_ERROR(VerifyModule(image->data_, size, source));
+  KILN_RETURN_IF_ERROR(
+      VerifyModule(image->data_, size, source, &image->size_));
   image->module_ = schema::GetModule(image->data_);
 
   if (const auto* functions = image->module_->functions()) {

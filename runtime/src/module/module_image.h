@@ -64,6 +64,7 @@ class ModuleImage {
 
   const schema::Module& module() const { return *module_; }
   const uint8_t* data() const { return data_; }
+  // Size of the verified FlatBuffer (the file less its integrity trailer).
   size_t size() const { return size_; }
   const std::string& source() const { return source_; }
 

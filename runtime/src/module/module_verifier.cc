@@ -1,5 +1,6 @@
 #include "module/module_verifier.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <set>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "module_constants.h"
+#include "module_trailer.h"
 #include "kiln/schemas/module_generated.h"
 #include "module/element_type.h"
 
@@ -165,12 +167,24 @@ class ModuleChecker {
                        "entries (expected 3)", name, exp->name()->c_str(),
                        counts ? counts->size() : 0);
         }
+        // Each count is at most 2^32 - 1 and the running product is kept
+        // at most kMaxWorkgroupCount, so no product overflows.
         uint64_t total = 1;
-        for (uint32_t d = 0; d < 3; ++d) total *= counts->Get(d);
-        if (total > kMaxWorkgroupCount) {
-          return Error("executable '%s' export '%s' has %" PRIu64
-                       " workgroups (more than %" PRIu64 ")", name,
-                       exp->name()->c_str(), total, kMaxWorkgroupCount);
+        for (uint32_t d = 0; d < 3; ++d) {
+          const uint32_t count = counts->Get(d);
+          if (count == 0) {
+            return Error("executable '%s' export '%s' has a workgroup count "
+                         "of 0 in dimension %u (the kernel would never run "
+                         "and its outputs would be left uninitialized)",
+                         name, exp->name()->c_str(), d);
+          }
+          total *= count;
+          if (total > kMaxWorkgroupCount) {
+            return Error("executable '%s' export '%s' has workgroup counts "
+                         "%u x %u x %u (more than %" PRIu64 " workgroups)",
+                         name, exp->name()->c_str(), counts->Get(0),
+                         counts->Get(1), counts->Get(2), kMaxWorkgroupCount);
+          }
         }
         const auto* sizes = exp->workgroup_size();
         if (sizes && sizes->size() != 3) {
@@ -534,10 +548,33 @@ class ModuleChecker {
     if (!IsAligned(dispatch.bindings())) {
       return Error("%s: misaligned bindings", where.c_str());
     }
+    uint64_t largest_binding = 0;
     for (uint32_t b = 0; b < binding_count; ++b) {
       std::string what = "binding " + std::to_string(b);
-      KILN_RETURN_IF_ERROR(
-          CheckBufferRef(dispatch.bindings()->Get(b), where, what.c_str()));
+      const BufferRef* ref = dispatch.bindings()->Get(b);
+      KILN_RETURN_IF_ERROR(CheckBufferRef(ref, where, what.c_str()));
+      largest_binding = std::max<uint64_t>(largest_binding, ref->length());
+    }
+    // Every workgroup kiln-compile emits owns at least one element of some
+    // binding (a tile of an output, a row of a reduction), so a grid larger
+    // than the largest binding's byte count is not one the compiler wrote:
+    // running it would index past the bindings (counts are checked nonzero
+    // and overflow-free with the executables).
+    // Each variant has its own grid (a GPU tile is not a host tile).
+    for (const ExecutableVariant* variant : *executable->variants()) {
+      const auto* counts =
+          variant->exports()->Get(dispatch.export_())->workgroup_count();
+      const uint64_t workgroups = uint64_t{counts->Get(0)} * counts->Get(1) *
+                                  counts->Get(2);
+      if (workgroups > std::max<uint64_t>(largest_binding, 1)) {
+        return Error("%s: export '%s' of variant '%s' runs %" PRIu64
+                     " workgroups (%u x %u x %u) over bindings of at most "
+                     "%" PRIu64 " bytes; a dispatch has at most one workgroup "
+                     "per byte of its largest binding", where.c_str(),
+                     exp->name()->c_str(), variant->target()->c_str(),
+                     workgroups, counts->Get(0), counts->Get(1),
+                     counts->Get(2), largest_binding);
+      }
     }
     return kiln_ok_status();
   }
@@ -577,7 +614,8 @@ bool ComputeTensorByteSize(uint64_t element_size, const int64_t* shape,
 }
 
 kiln_status_t VerifyModule(const uint8_t* data, size_t size,
-                           const char* source) {
+                           const char* source, size_t* content_size) {
+  *content_size = 0;
   const size_t header = sizeof(flatbuffers::uoffset_t) +
                         flatbuffers::kFileIdentifierLength;
   if (size < header) {
@@ -602,6 +640,32 @@ kiln_status_t VerifyModule(const uint8_t* data, size_t size,
                             "module '%s' is too large (%zu bytes)", source,
                             size);
   }
+  // The trailer before anything inside: a damaged file is named as such,
+  // not as whichever structural check its damage happens to trip.
+  const module_trailer::Parsed trailer = module_trailer::Parse(data, size);
+  if (!trailer.valid) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "module '%s' is truncated: it does not end in an "
+                            "integrity trailer (%zu bytes; modules written "
+                            "before module version %u have none and must be "
+                            "recompiled)", source, size, KILN_MODULE_VERSION);
+  }
+  const size_t content = size - module_trailer::kSize;
+  if (trailer.content_size != content) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "module '%s' is truncated or damaged: its trailer "
+                            "records %" PRIu64 " bytes of contents, the file "
+                            "holds %zu", source, trailer.content_size,
+                            content);
+  }
+  const uint32_t crc = module_trailer::Crc32c(data, content);
+  if (crc != trailer.crc) {
+    return kiln_make_status(KILN_STATUS_DATA_LOSS,
+                            "module '%s' is corrupt: the CRC-32C of its "
+                            "%zu bytes is %08x, its trailer records %08x",
+                            source, content, crc, trailer.crc);
+  }
+  size = content;
   flatbuffers::Verifier verifier(data, size, /*max_depth=*/64,
                                  /*max_tables=*/1000000,
                                  /*check_alignment=*/true);
@@ -619,7 +683,9 @@ kiln_status_t VerifyModule(const uint8_t* data, size_t size,
                             "kiln-compile", source, module->version(),
                             KILN_MODULE_VERSION);
   }
-  return ModuleChecker(*module, source).Check();
+  KILN_RETURN_IF_ERROR(ModuleChecker(*module, source).Check());
+  *content_size = content;
+  return kiln_ok_status();
 }
 
 }  // namespace module

@@ -7,7 +7,9 @@
 // BufferRef lies within its space, tensor sizes do not overflow, every
 // element type is valid, every channel's grid is positive, bounded and shared
 // by the function's channels with distinct in-range axes, and every
-// collective's send/recv ranges have exactly the bytes its op moves. Thread-safe (pure function).
+// collective's send/recv ranges have exactly the bytes its op moves, and
+// every dispatch runs at least one and at most as many workgroups as the
+// largest of its bindings has bytes. Thread-safe (pure function).
 #ifndef KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
 #define KILN_RUNTIME_SRC_MODULE_MODULE_VERIFIER_H_
 
@@ -19,13 +21,17 @@
 namespace kiln {
 namespace module {
 
-// Verifies |size| bytes at |data|, which must be aligned to 64 bytes (the
-// largest force_align of the schema). |source| names the module in messages.
-// Codes: INVALID_ARGUMENT for a foreign file (wrong identifier) or a
-// malformed module, DATA_LOSS for a corrupt or truncated buffer,
-// INCOMPATIBLE for a module version this runtime does not read.
+// Verifies the module file of |size| bytes at |data|, which must be aligned
+// to 64 bytes (the largest force_align of the schema): its integrity trailer
+// (schemas/module_trailer.h) first, then the FlatBuffer it seals. On success
+// *content_size is the FlatBuffer's size (|size| less the trailer).
+// |source| names the module in messages. Codes: INVALID_ARGUMENT for a
+// foreign file (wrong identifier) or a malformed module, DATA_LOSS for a
+// truncated or corrupt file (missing trailer, size or checksum mismatch, or a
+// FlatBuffer that fails verification), INCOMPATIBLE for a module version
+// this runtime does not read.
 kiln_status_t VerifyModule(const uint8_t* data, size_t size,
-                           const char* source);
+                           const char* source, size_t* content_size);
 
 // Largest byte size accepted for any tensor, arena or module (2^48): far
 // beyond any real device, small enough that sums of a few never overflow.

@@ -2,6 +2,7 @@
 // corrupt, truncated, foreign and malformed modules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "module/module_image.h"
 #include "module_constants.h"
+#include "module_trailer.h"
 #include "test_modules.h"
 
 namespace kiln {
@@ -101,18 +103,109 @@ TEST(ModuleImageTest, ForeignFileIsRejectedByIdentifier) {
 
 TEST(ModuleImageTest, EveryTruncationFailsCleanly) {
   std::vector<uint8_t> bytes = testing::TestModuleBytes();
-  // Every length below the full size: the loader must refuse, never crash
-  // (ASan/UBSan builds check the "never crash" part).
+  // Every length below the full size is DATA_LOSS: the trailer no longer
+  // ends the file (or its recorded size is wrong). A FlatBuffer may end in
+  // padding, so without the trailer some truncations would load.
   size_t step = bytes.size() > 4096 ? 7 : 1;
   for (size_t length = 0; length < bytes.size(); length += step) {
     std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + length);
     LoadResult result = Load(truncated);
-    EXPECT_NE(result.code, KILN_STATUS_OK) << "length " << length;
+    EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS) << "length " << length;
+  }
+  // Truncated contents sealed again reach the FlatBuffer verifier, which
+  // must refuse or accept cleanly, never crash (ASan/UBSan builds check).
+  const size_t content = bytes.size() - module_trailer::kSize;
+  for (size_t length = 0; length < content; length += step) {
+    std::vector<uint8_t> truncated(bytes.begin(), bytes.begin() + length);
+    Load(testing::Seal(truncated));
   }
 }
 
-TEST(ModuleImageTest, ByteFlipsNeverCrash) {
+TEST(ModuleImageTest, ExtendedFileIsDataLoss) {
   std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  bytes.insert(bytes.end(), 16, 0);
+  LoadResult result = Load(bytes);
+  EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS);
+  EXPECT_NE(result.message.find("integrity trailer"), std::string::npos)
+      << result.message;
+  // A trailer whose recorded size is not the file's (a file spliced from
+  // two).
+  std::vector<uint8_t> spliced = testing::TestModuleBytes();
+  spliced[spliced.size() - module_trailer::kSize] ^= 8;
+  result = Load(spliced);
+  EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS);
+  EXPECT_NE(result.message.find("trailer records"), std::string::npos)
+      << result.message;
+}
+
+TEST(ModuleImageTest, ChecksumIsCrc32c) {
+  // The standard check value of CRC-32C, on both implementations.
+  EXPECT_EQ(module_trailer::Crc32c("123456789", 9), 0xE3069283u);
+  const uint8_t* digits = reinterpret_cast<const uint8_t*>("123456789");
+  EXPECT_EQ(~module_trailer::detail::Crc32cSoftware(0xFFFFFFFFu, digits, 9),
+            0xE3069283u);
+  // Lengths and alignments around the 8-byte steps agree too.
+  std::vector<uint8_t> data(1000);
+  std::mt19937 random(7);
+  for (uint8_t& byte : data) byte = static_cast<uint8_t>(random());
+  for (size_t start = 0; start < 9; ++start) {
+    for (size_t length : {0, 1, 7, 8, 9, 15, 16, 17, 100, 991}) {
+      EXPECT_EQ(module_trailer::Crc32c(data.data() + start, length),
+                ~module_trailer::detail::Crc32cSoftware(
+                    0xFFFFFFFFu, data.data() + start, length))
+          << start << "+" << length;
+    }
+  }
+}
+
+TEST(ModuleImageTest, ByteFlipsAreDataLoss) {
+  std::vector<uint8_t> bytes = testing::TestModuleBytes();
+  std::mt19937 random(99);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> corrupt = bytes;
+    int flips = 1 + trial % 3;  // CRC-32C detects every error of <= 3 bits
+    for (int f = 0; f < flips; ++f) {
+      corrupt[random() % corrupt.size()] ^=
+          static_cast<uint8_t>(1u << (random() % 8));
+    }
+    if (corrupt == bytes) continue;  // two flips of one bit cancelled
+    LoadResult result = Load(corrupt);
+    // A flip in the identifier makes it a foreign file; any other is named
+    // as damage.
+    if (result.code == KILN_STATUS_INVALID_ARGUMENT) {
+      EXPECT_NE(result.message.find("not a Kiln module"), std::string::npos)
+          << result.message;
+    } else {
+      EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS) << "trial " << trial;
+    }
+  }
+  // One flipped byte inside the embedded kernel object (once a SIGSEGV on
+  // `local`) is caught before anything is mapped.
+  std::vector<uint8_t> kernel = testing::TestKernelBinary();
+  auto at = std::search(bytes.begin(), bytes.end(), kernel.begin(),
+                        kernel.begin() + 64);
+  ASSERT_NE(at, bytes.end());
+  at[kernel.size() / 2] ^= 0x10;
+  LoadResult result = Load(bytes);
+  EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS);
+  EXPECT_NE(result.message.find("CRC-32C"), std::string::npos)
+      << result.message;
+}
+
+TEST(ModuleImageTest, ModulesWithoutATrailerAreRefused) {
+  std::vector<uint8_t> bytes =
+      testing::SerializeContents(*testing::BuildTestModule());
+  LoadResult result = Load(bytes);
+  EXPECT_EQ(result.code, KILN_STATUS_DATA_LOSS);
+  EXPECT_NE(result.message.find("recompiled"), std::string::npos)
+      << result.message;
+}
+
+// Flips behind the checksum (sealed again) reach the verifier, which must
+// refuse them cleanly or accept them, never crash.
+TEST(ModuleImageTest, ByteFlipsNeverCrash) {
+  std::vector<uint8_t> bytes =
+      testing::SerializeContents(*testing::BuildTestModule());
   std::mt19937 random(1234);
   int rejected = 0;
   for (int trial = 0; trial < 3000; ++trial) {
@@ -124,7 +217,7 @@ TEST(ModuleImageTest, ByteFlipsNeverCrash) {
       size_t limit = trial % 2 ? corrupt.size() : std::min<size_t>(1024, corrupt.size());
       corrupt[random() % limit] ^= static_cast<uint8_t>(1u << (random() % 8));
     }
-    LoadResult result = Load(corrupt);
+    LoadResult result = Load(testing::Seal(corrupt));
     if (result.code != KILN_STATUS_OK) {
       ++rejected;
       EXPECT_FALSE(result.message.empty());
@@ -249,6 +342,57 @@ TEST(ModuleImageTest, WorkgroupCountNeedsThreeEntries) {
       << result.message;
 }
 
+// A workgroup count of 0 would leave the outputs uninitialized; one that
+// the bindings cannot account for (2 -> 4 over 24-byte tensors passes the
+// bound; 6.5e8 does not) would run past them; three large counts once
+// overflowed the verifier's 64-bit product.
+TEST(ModuleImageTest, WorkgroupCountsAreBoundedByTheBindings) {
+  LoadResult result = LoadModified([](ModuleT* m) {
+    m->executables[0]->variants[1]->exports[0]->workgroup_count = {2, 1, 0};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("workgroup count of 0 in dimension 2"),
+            std::string::npos)
+      << result.message;
+  result = LoadModified([](ModuleT* m) {
+    m->executables[0]->variants[0]->exports[0]->workgroup_count = {0, 1, 1};
+  });
+  EXPECT_NE(result.message.find("workgroup count of 0 in dimension 0"),
+            std::string::npos)
+      << result.message;
+  // Only the host variant's grid is too large: still refused.
+  result = LoadModified([](ModuleT* m) {
+    m->executables[0]->variants[1]->exports[0]->workgroup_count = {
+        650000000, 1, 1};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("at most one workgroup per byte"),
+            std::string::npos)
+      << result.message;
+  // Just at the bound (24-byte bindings) loads; one past does not.
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              for (auto& variant : m->executables[0]->variants) {
+                variant->exports[0]->workgroup_count = {2, 3, 4};
+              }
+            }).code,
+            KILN_STATUS_OK);
+  EXPECT_EQ(LoadModified([](ModuleT* m) {
+              for (auto& variant : m->executables[0]->variants) {
+                variant->exports[0]->workgroup_count = {5, 5, 1};
+              }
+            }).code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  // (2^32 - 1)^3 wraps a 64-bit product to a small number.
+  result = LoadModified([](ModuleT* m) {
+    m->executables[0]->variants[1]->exports[0]->workgroup_count = {
+        0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("4294967295 x 4294967295 x 4294967295"),
+            std::string::npos)
+      << result.message;
+}
+
 TEST(ModuleImageTest, StructuralProblemsAreRejected) {
   // No variants.
   EXPECT_EQ(LoadModified([](ModuleT* m) {
@@ -287,9 +431,10 @@ TEST(ModuleImageTest, FuzzerFindingsAreRejected) {
       {"misaligned-dispatch-bindings", "misaligned bindings"},
   };
   for (const auto& [file, fragment] : findings) {
+    // Fuzz inputs are contents; the harness seals them (module_fuzzer.cc).
     std::vector<uint8_t> bytes = testing::ReadFileBytes(dir + "/" + file);
     ASSERT_FALSE(bytes.empty()) << file;
-    LoadResult result = Load(bytes);
+    LoadResult result = Load(testing::Seal(bytes));
     EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT) << file;
     EXPECT_NE(result.message.find(fragment), std::string::npos)
         << file << ": " << result.message;
@@ -473,7 +618,7 @@ TEST(ModuleVerifierSpmdTest, CollectiveRangesMatchTheirOp) {
 
 TEST(ModuleVerifierSpmdTest, ByteFlipsOfSpmdModulesNeverCrash) {
   std::vector<uint8_t> bytes =
-      testing::Serialize(*testing::BuildSpmdModule({2, 2}));
+      testing::SerializeContents(*testing::BuildSpmdModule({2, 2}));
   std::mt19937 random(4321);
   int rejected = 0;
   for (int trial = 0; trial < 3000; ++trial) {
@@ -483,7 +628,7 @@ TEST(ModuleVerifierSpmdTest, ByteFlipsOfSpmdModulesNeverCrash) {
       size_t limit = std::min<size_t>(2048, corrupt.size());
       corrupt[random() % limit] ^= static_cast<uint8_t>(1u << (random() % 8));
     }
-    LoadResult result = Load(corrupt);
+    LoadResult result = Load(testing::Seal(corrupt));
     if (result.code != KILN_STATUS_OK) {
       ++rejected;
       EXPECT_FALSE(result.message.empty());

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "module_constants.h"
+#include "module_trailer.h"
 
 namespace kiln {
 namespace testing {
@@ -263,11 +264,28 @@ std::unique_ptr<ModuleT> BuildSpmdModule(const std::vector<int64_t>& grid) {
   return module;
 }
 
-std::vector<uint8_t> Serialize(const ModuleT& module) {
+std::vector<uint8_t> SerializeContents(const ModuleT& module) {
   flatbuffers::FlatBufferBuilder builder;
   builder.Finish(Module::Pack(builder, &module), ModuleIdentifier());
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());
+}
+
+std::vector<uint8_t> Serialize(const ModuleT& module) {
+  return Seal(SerializeContents(module));
+}
+
+std::vector<uint8_t> Seal(std::vector<uint8_t> flatbuffer) {
+  auto trailer = module_trailer::Make(flatbuffer.data(), flatbuffer.size());
+  flatbuffer.insert(flatbuffer.end(), trailer.begin(), trailer.end());
+  return flatbuffer;
+}
+
+std::vector<uint8_t> Reseal(std::vector<uint8_t> file) {
+  if (file.size() >= module_trailer::kSize) {
+    file.resize(file.size() - module_trailer::kSize);
+  }
+  return Seal(std::move(file));
 }
 
 std::vector<uint8_t> TestModuleBytes() { return Serialize(*BuildTestModule()); }

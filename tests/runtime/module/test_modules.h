@@ -50,8 +50,17 @@ std::unique_ptr<schema::ModuleT> BuildTestModule();
 std::unique_ptr<schema::ModuleT> BuildSpmdModule(
     const std::vector<int64_t>& grid);
 
-// Serializes with the "KILN" identifier.
+// Serializes with the "KILN" identifier and the integrity trailer, as
+// kiln-compile writes a module file.
 std::vector<uint8_t> Serialize(const schema::ModuleT& module);
+// The bare FlatBuffer, without the trailer (the module fuzzer's inputs).
+std::vector<uint8_t> SerializeContents(const schema::ModuleT& module);
+// Appends the integrity trailer to a bare FlatBuffer.
+std::vector<uint8_t> Seal(std::vector<uint8_t> flatbuffer);
+// Replaces a module file's trailer by one computed for its (edited) contents:
+// tests that damage a module on purpose use it to reach the checks behind
+// the checksum.
+std::vector<uint8_t> Reseal(std::vector<uint8_t> file);
 // Serialize(*BuildTestModule()).
 std::vector<uint8_t> TestModuleBytes();
 

@@ -3,7 +3,8 @@
 // options it is the standard module; --spmd=GRID (e.g. 2 or 2x3) writes the
 // SPMD module for that grid. --fuzz-seed replaces the host kernel library by
 // a 4-byte placeholder: the seeds of tests/fuzz/corpus/module (the module
-// harness swaps the real library back in), small enough to mutate well.
+// harness swaps the real library back in), small enough to mutate well,
+// and written without the integrity trailer (the harness seals each input).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -64,7 +65,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::vector<uint8_t> bytes = kiln::testing::Serialize(*module);
+  // Fuzz seeds are the bare FlatBuffer: the harness seals what it mutates.
+  std::vector<uint8_t> bytes = fuzz_seed
+                                   ? kiln::testing::SerializeContents(*module)
+                                   : kiln::testing::Serialize(*module);
   if (!kiln::testing::WriteFileBytes(argv[1], bytes)) {
     std::fprintf(stderr, "error: cannot write %s\n", argv[1]);
     return 1;
