@@ -9,6 +9,7 @@
 // located diagnostic and a non-zero exit status.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Codegen/CrashContext.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/HostLowering/ModuleWriter.h"
 #include "kiln/Pipelines/Pipelines.h"
@@ -175,6 +176,7 @@ LogicalResult Compiler::runPhase(StringRef name,
   PassManager pm(&context, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  kiln::addCrashContext(pm);
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();

@@ -20,6 +20,12 @@
 // type, LLVM 22) ends with Kiln's internal-compiler-error report first.
 // RUN: not --crash kiln-compile %t/crash.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=ICE
 // RUN: not test -e %t/out.vmfb
+// A crash inside a pass names the pass and the op it ran on, for a phase of
+// kiln-compile, a host codegen stage (on a function, in parallel) and a GPU
+// codegen stage.
+// RUN: not --crash kiln-compile %t/add.mlir --target=host -o %t/out.vmfb --kiln-debug-crash-before-pass=kiln-partition-shards 2>&1 | FileCheck %s --check-prefix=ICEPHASE
+// RUN: not --crash kiln-compile %t/add.mlir --target=host -o %t/out.vmfb --kiln-debug-crash-before-pass=kiln-host-vectorize 2>&1 | FileCheck %s --check-prefix=ICEHOST
+// RUN: not --crash kiln-compile %t/add.mlir --target=cuda -o %t/out.vmfb --kiln-debug-crash-before-pass=kiln-gpu-bufferize 2>&1 | FileCheck %s --check-prefix=ICEGPU
 
 // DYNAMIC: dynamic.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<?xf32>': dynamic shapes are not supported
 // CF: control-flow.mlir:5:8: error: control flow is not supported: 'scf.for'
@@ -36,6 +42,12 @@
 // GRID0: grid0.mlir:1:1: error: shard.grid 'grid' axis 0 has extent 0: every axis needs at least one device
 // ICE: kiln-compile: internal compiler error (a crash in Kiln or in MLIR/LLVM code it called), not a problem with your program's syntax. Please report it with the input file and the command line below.
 // ICE-NEXT: Stack dump:
+// ICEPHASE: kiln-compile: internal compiler error
+// ICEPHASE: running pass 'kiln-partition-shards' on 'builtin.module'
+// ICEHOST: kiln-compile: internal compiler error
+// ICEHOST: running pass 'kiln-host-vectorize' on 'func.func @{{.*}}'
+// ICEGPU: kiln-compile: internal compiler error
+// ICEGPU: running pass 'kiln-gpu-bufferize' on 'builtin.module @main_dispatch_0'
 // HOSTCPU-NOT: is not a recognized processor
 // HOSTCPU: add.mlir:{{[0-9]+}}:{{[0-9]+}}: error: host target: unknown CPU 'foo' (--host-cpu); use 'native' for this machine or one of: {{.*}}skylake{{.*}}znver4
 // MODE: dynamic.mlir:1:1: error: --compile-mode=executable expects only kiln.executable ops, found 'func.func'

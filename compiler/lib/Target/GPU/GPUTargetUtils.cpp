@@ -2,6 +2,7 @@
 
 #include "GPUTargetUtils.h"
 
+#include "kiln/Codegen/CrashContext.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -208,6 +209,7 @@ FailureOr<OwningOpRef<ModuleOp>> gpu_target::lowerKernels(
   if (hasTensorKernels) {
     for (auto [index, stage] : llvm::enumerate(getGPUCodegenStages())) {
       PassManager pm(ctx, ModuleOp::getOperationName());
+      addCrashContext(pm);
       stage.build(pm, options);
       if (failed(pm.run(*module)))
         return emitError(loc) << targetName << " target: GPU codegen stage '"

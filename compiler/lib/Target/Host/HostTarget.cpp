@@ -8,6 +8,7 @@
 #include "kiln/Target/Host/HostTarget.h"
 
 #include "SharedObjectLinker.h"
+#include "kiln/Codegen/CrashContext.h"
 #include "kiln/Codegen/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -323,6 +324,7 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
   pipelineOptions.vectorWidth = getVectorWidth(*tm, options);
   for (const HostCodegenStage &stage : getHostCodegenStages()) {
     PassManager pm(ctx, ModuleOp::getOperationName());
+    addCrashContext(pm);
     stage.build(pm, pipelineOptions);
     if (failed(pm.run(*module))) {
       return emitError(loc) << "host target: codegen stage '" << stage.name
