@@ -48,22 +48,28 @@ const char kUsage[] =
     "                     (computed from the median)\n"
     "  --profile[=K]      after the timed calls, K profiled calls (default\n"
     "                     10): each command's device time (median over the\n"
-    "                     K calls), the call's device span and host time\n"
+    "                     K calls), the call's device span and host time;\n"
+    "                     then K calls issued as usual with the device span\n"
+    "                     of each: what a call costs beyond its device work\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             show this help\n"
     "\n"
     "Output: one line 'latency_ms: mean=M median=D min=N iterations=I' and,\n"
     "with --flops, 'gflops: G'. With --profile, a table of the commands with\n"
     "their device time, then 'profile_ms: call=C device=D kernels=K\n"
-    "overhead=C-D'. Device time is measured with events around each command\n"
-    "(GPU) or wall time per command (local); profiled calls are issued\n"
-    "command by command, so time plain calls for latency.\n"
+    "overhead=C-D' and 'overhead_us: median=M max=X calls=K', host minus\n"
+    "device time per call of the calls issued as usual. Device time is\n"
+    "measured with events around each command (GPU) or wall time per command\n"
+    "(local); profiled calls are issued command by command, so time plain\n"
+    "calls for latency.\n"
     "\n"
     "JSON (--json): {\"function\", \"device\", \"warmup\", \"iterations\",\n"
     "\"latency_ms\": {\"mean\", \"median\", \"min\", \"max\"}, \"gflops\" (with\n"
     "--flops), \"profile\" (with --profile): {\"iterations\", \"call_ms\",\n"
     "\"device_ms\", \"kernels_ms\", \"commands\": [{\"index\", \"kind\", \"name\",\n"
-    "\"device_ms\"}]}} (medians over the profiled calls).\n";
+    "\"device_ms\"}], \"timed\": {\"call_ms\", \"device_ms\", \"overhead_us\":\n"
+    "{\"median\", \"max\"}}}} (medians over the profiled calls; \"timed\": the\n"
+    "calls issued as usual, per-call host minus device time).\n";
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -211,6 +217,11 @@ struct ProfileSummary {
     double device_ms;
   };
   std::vector<Command> commands;
+  // Calls issued as usual with their device span (kiln_function_call_timed).
+  double timed_call_ms = 0;
+  double timed_device_ms = 0;
+  double overhead_median_us = 0;
+  double overhead_max_us = 0;
 };
 
 kiln_status_t Profile(kiln_function_t* function, Session& session,
@@ -250,6 +261,27 @@ kiln_status_t Profile(kiln_function_t* function, Session& session,
   out->kernels_ms = Median(kernels);
   for (size_t c = 0; c < out->commands.size(); ++c)
     out->commands[c].device_ms = Median(per_command[c]);
+
+  // The same number of calls issued as plain calls are, each with its own
+  // device span: host minus device time of one call, not of two medians.
+  std::vector<double> timed_call, timed_device, overhead;
+  for (long i = 0; i < count; ++i) {
+    kiln_call_timing_t timing = {};
+    std::fill(outputs.begin(), outputs.end(), nullptr);
+    kiln_status_t status = kiln_function_call_timed(
+        function, session.inputs.size(), session.inputs.data(),
+        outputs.size(), outputs.data(), &timing);
+    for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
+    KILN_RETURN_IF_ERROR(status);
+    timed_call.push_back(timing.host_ns * 1e-6);
+    timed_device.push_back(timing.device_ns * 1e-6);
+    overhead.push_back((double(timing.host_ns) - double(timing.device_ns)) *
+                       1e-3);
+  }
+  out->timed_call_ms = Median(timed_call);
+  out->timed_device_ms = Median(timed_device);
+  out->overhead_median_us = Median(overhead);
+  out->overhead_max_us = *std::max_element(overhead.begin(), overhead.end());
   return kiln_ok_status();
 }
 
@@ -390,7 +422,10 @@ int Main(int argc, char** argv) {
                     JsonString(command.kind).c_str(),
                     JsonString(command.name).c_str(), command.device_ms);
       }
-      std::printf("]}");
+      std::printf("],\n  \"timed\": {\"call_ms\": %.6f, \"device_ms\": %.6f, "
+                  "\"overhead_us\": {\"median\": %.3f, \"max\": %.3f}}}",
+                  profile.timed_call_ms, profile.timed_device_ms,
+                  profile.overhead_median_us, profile.overhead_max_us);
     }
     std::printf("}\n");
     return 0;
@@ -414,6 +449,9 @@ int Main(int argc, char** argv) {
                 "overhead=%.4f\n",
                 profile.call_ms, profile.device_ms, profile.kernels_ms,
                 profile.call_ms - profile.device_ms);
+    std::printf("overhead_us: median=%.2f max=%.2f calls=%ld\n",
+                profile.overhead_median_us, profile.overhead_max_us,
+                profile.iterations);
   }
   return 0;
 }

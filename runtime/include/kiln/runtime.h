@@ -417,6 +417,22 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_function_profile(
     kiln_buffer_view_t** out_outputs, kiln_call_profile_t** out_profile);
 void kiln_call_profile_free(kiln_call_profile_t* profile);
 
+// Host and device time of one call.
+typedef struct kiln_call_timing_t {
+  uint64_t host_ns;    // submission until the outputs were ready
+  uint64_t device_ns;  // first command's start to last command's end
+} kiln_call_timing_t;
+
+// kiln_function_call issued exactly as kiln_function_call issues it (graphs
+// stay graphs) with one pair of device timing marks around the whole
+// submission: host_ns - device_ns is what the call costs beyond its device
+// work, measured on the same call. UNIMPLEMENTED for drivers that cannot
+// time submissions.
+KILN_MUST_USE_RESULT kiln_status_t kiln_function_call_timed(
+    kiln_function_t* function, size_t input_count,
+    kiln_buffer_view_t* const* inputs, size_t output_count,
+    kiln_buffer_view_t** out_outputs, kiln_call_timing_t* out_timing);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

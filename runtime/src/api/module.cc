@@ -480,6 +480,29 @@ kiln_status_t kiln_function_profile(kiln_function_t* function,
   return kiln_ok_status();
 }
 
+kiln_status_t kiln_function_call_timed(kiln_function_t* function,
+                                       size_t input_count,
+                                       kiln_buffer_view_t* const* inputs,
+                                       size_t output_count,
+                                       kiln_buffer_view_t** out_outputs,
+                                       kiln_call_timing_t* out_timing) {
+  if (!out_timing)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_function_call_timed: out_timing is NULL");
+  *out_timing = kiln_call_timing_t{};
+  KILN_RETURN_IF_ERROR(CheckCallArguments(function, input_count, inputs,
+                                          output_count, out_outputs));
+  kiln_hal_execution_profile_t hal_profile = {};
+  hal_profile.mode = KILN_HAL_PROFILE_SPAN;
+  kiln_time_t start = kiln_time_now();
+  KILN_RETURN_IF_ERROR(CallAndWait(function, input_count, inputs,
+                                   output_count, out_outputs, &hal_profile));
+  kiln_time_t end = kiln_time_now();
+  out_timing->host_ns = static_cast<uint64_t>(end - start);
+  out_timing->device_ns = hal_profile.span_ns;
+  return kiln_ok_status();
+}
+
 void kiln_call_profile_free(kiln_call_profile_t* profile) {
   if (!profile) return;
   delete[] profile->commands;

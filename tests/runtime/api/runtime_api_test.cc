@@ -172,6 +172,34 @@ TEST_F(RuntimeApiTest, ProfileTimesEveryCommandOfACall) {
   kiln_buffer_view_release(input);
 }
 
+TEST_F(RuntimeApiTest, TimedCallReportsHostAndDeviceTimeOfTheSameCall) {
+  kiln_buffer_view_t* input = MakeF32({2, 3}, {1, 2, 3, 4, 5, 6});
+  for (int round = 0; round < 3; ++round) {
+    kiln_buffer_view_t* output = nullptr;
+    kiln_call_timing_t timing = {};
+    ASSERT_OK(kiln_function_call_timed(Lookup("add_bias"), 1, &input, 1,
+                                       &output, &timing));
+    EXPECT_EQ(ReadF32(output), (std::vector<float>{11, 22, 33, 44, 55, 66}));
+    EXPECT_GT(timing.device_ns, 0u);
+    EXPECT_GE(timing.host_ns, timing.device_ns);
+    kiln_buffer_view_release(output);
+  }
+  kiln_buffer_view_t* output = nullptr;
+  EXPECT_EQ(Take(kiln_function_call_timed(Lookup("add_bias"), 1, &input, 1,
+                                          &output, nullptr))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  kiln_call_timing_t timing = {};
+  timing.host_ns = 5;
+  EXPECT_EQ(Take(kiln_function_call_timed(Lookup("add_bias"), 0, nullptr, 1,
+                                          &output, &timing))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(timing.host_ns, 0u);
+  EXPECT_EQ(output, nullptr);
+  kiln_buffer_view_release(input);
+}
+
 TEST_F(RuntimeApiTest, CallsReuseTheStorageOfReleasedOutputs) {
   kiln_buffer_view_t* inputs[2] = {MakeF32({2, 3}, {1, 2, 3, 4, 5, 6}),
                                    MakeF32({2, 3}, {1, 1, 1, 1, 1, 1})};

@@ -10,7 +10,7 @@ set(B ${KILN_BENCHMARK} ${MODULE} --function=add_bias --input=2x3xf32=1.5
 
 expect(latency 0 "function: add_bias on local\nlatency_ms: mean=[0-9.]+ median=[0-9.]+ min=[0-9.]+ iterations=3\n"
   ${B})
-expect(profile_text 0 "profile \\(median of 2 profiled calls\\):\n +index +kind +device_ms +name\n +[0-9]+ +(dispatch|copy) +[0-9.]+ +[a-z_0-9]+\n.*profile_ms: call=[0-9.]+ device=[0-9.]+ kernels=[0-9.]+ overhead=-?[0-9.]+\n"
+expect(profile_text 0 "profile \\(median of 2 profiled calls\\):\n +index +kind +device_ms +name\n +[0-9]+ +(dispatch|copy) +[0-9.]+ +[a-z_0-9]+\n.*profile_ms: call=[0-9.]+ device=[0-9.]+ kernels=[0-9.]+ overhead=-?[0-9.]+\noverhead_us: median=-?[0-9.]+ max=-?[0-9.]+ calls=2\n"
   ${B} --profile=2)
 expect(flops 0 "gflops: [0-9.]+" ${B} --flops=6)
 
@@ -33,10 +33,17 @@ else()
   string(JSON kind GET "${json}" profile commands 0 kind)
   string(JSON name GET "${json}" profile commands 0 name)
   string(JSON command_ms GET "${json}" profile commands 0 device_ms)
+  string(JSON timed_call GET "${json}" profile timed call_ms)
+  string(JSON timed_device GET "${json}" profile timed device_ms)
+  string(JSON overhead_median GET "${json}" profile timed overhead_us median)
+  string(JSON overhead_max GET "${json}" profile timed overhead_us max)
   if(NOT function STREQUAL "add_bias" OR NOT device STREQUAL "local" OR
      NOT iterations EQUAL 3 OR NOT profiled EQUAL 10 OR commands LESS 1 OR
      name STREQUAL "" OR NOT kind MATCHES "^(dispatch|copy|fill|update)$" OR
-     NOT median GREATER 0 OR NOT call_ms GREATER 0 OR NOT device_ms GREATER 0)
+     NOT median GREATER 0 OR NOT call_ms GREATER 0 OR NOT device_ms GREATER 0 OR
+     NOT timed_call GREATER 0 OR NOT timed_device GREATER 0 OR
+     overhead_max LESS overhead_median OR
+     NOT overhead_median GREATER_EQUAL 0)
     message(SEND_ERROR "[json] unexpected values in:\n${json}")
   else()
     message(STATUS "[json] ok")

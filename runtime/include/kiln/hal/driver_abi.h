@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define KILN_HAL_DRIVER_ABI_VERSION 3u
+#define KILN_HAL_DRIVER_ABI_VERSION 4u
 
 //===----------------------------------------------------------------------===//
 // Resources (reference counted objects)

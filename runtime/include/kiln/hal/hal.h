@@ -685,9 +685,22 @@ typedef struct kiln_hal_command_timing_t {
   uint64_t device_ns;  // from the command's start to its end on the device
 } kiln_hal_command_timing_t;
 
+// What a profiled submission times.
+typedef enum kiln_hal_profile_mode_e {
+  // Every command (fill, update, copy, dispatch, collective) and the span.
+  KILN_HAL_PROFILE_COMMANDS = 0,
+  // The span only: the submission is issued exactly as
+  // kiln_hal_device_queue_execute issues it (a driver that replays command
+  // buffers as graphs still does), with one pair of timing marks around it,
+  // so that its host time and device time can be compared call by call.
+  // timing_count stays 0.
+  KILN_HAL_PROFILE_SPAN = 1,
+} kiln_hal_profile_mode_t;
+
 // Filled by a profiled submission before its signal semaphores are
 // signalled. The caller owns it and keeps it alive until then.
 typedef struct kiln_hal_execution_profile_t {
+  kiln_hal_profile_mode_t mode;
   uint32_t timing_capacity;             // entries |timings| can hold
   uint32_t timing_count;                // commands timed (may exceed capacity)
   kiln_hal_command_timing_t* timings;   // the first min(capacity, count)
@@ -696,12 +709,14 @@ typedef struct kiln_hal_execution_profile_t {
   uint64_t span_ns;
 } kiln_hal_execution_profile_t;
 
-// kiln_hal_device_queue_execute that also times every command (fill, update,
-// copy, dispatch, collective) on the device into |profile|. Profiling may
-// change how the work is issued (a driver that replays command buffers as
-// graphs issues them command by command, with events around each), so use
-// it to see where the time goes, not as the fast path. UNIMPLEMENTED for
-// drivers that cannot time commands.
+// kiln_hal_device_queue_execute that also times the submission on the device
+// into |profile|: with KILN_HAL_PROFILE_COMMANDS every command (fill, update,
+// copy, dispatch, collective) and the span, which may change how the work is
+// issued (a driver that replays command buffers as graphs issues them
+// command by command, with events around each), so use it to see where the
+// time goes, not as the fast path; with KILN_HAL_PROFILE_SPAN the span of a
+// submission issued as usual. UNIMPLEMENTED for drivers that cannot time
+// commands; INVALID_ARGUMENT for another mode.
 KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_queue_execute_profiled(
     kiln_hal_device_t* device, kiln_hal_queue_affinity_t affinity,
     const kiln_hal_semaphore_list_t* wait,

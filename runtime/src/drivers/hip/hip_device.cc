@@ -238,9 +238,12 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
         timer = completion->timer.get();
         KILN_HIP_RETURN_IF_ERROR(timer->markSpan(stream, /*end=*/false));
       }
+      // Span profiles time the submission as it is issued unprofiled.
+      const bool timeCommands =
+          timer && operation.profile->mode == KILN_HAL_PROFILE_COMMANDS;
       for (size_t i = 0; i < operation.commandBuffers.size(); ++i) {
         kiln_status_t status = nullptr;
-        if (timer) {
+        if (timeCommands) {
           timer->setCommandBuffer(uint32_t(i));
           status = issueCommandBufferTimed(operation.commandBuffers[i],
                                            operation.tables[i].data(), stream,

@@ -80,13 +80,16 @@ kiln_status_t LocalDevice::run(Operation& operation) {
       return nullptr;
     }
     case OperationKind::Execute: {
+      const bool timeCommands =
+          operation.profile &&
+          operation.profile->mode == KILN_HAL_PROFILE_COMMANDS;
       kiln_time_t start = kiln_time_now();
       for (size_t i = 0; i < operation.commandBuffers.size(); ++i) {
         const auto& table = operation.tables[i];
         kiln_status_t status = executeCommandBuffer(
             operation.commandBuffers[i], table.data(), *pool,
-            [this] { return queue.isStopping(); }, operation.profile,
-            uint32_t(i));
+            [this] { return queue.isStopping(); },
+            timeCommands ? operation.profile : nullptr, uint32_t(i));
         if (status)
           return kiln_status_annotate(status, "command buffer %zu of a "
                                               "submission to local://%u",
