@@ -25,6 +25,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_GPUDISTRIBUTETOTHREADSPASS
@@ -84,16 +85,46 @@ static Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
   return b.clone(*combiner, mapping)->getResult(0);
 }
 
+// The gpu.subgroup_reduce operation of a reduction combiner over 32-bit
+// scalars (what the shuffle and DPP lowerings take in one step), if any.
+static std::optional<gpu::AllReduceOperation>
+getSubgroupReduceKind(Operation *combiner, Type type) {
+  if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() != 32)
+    return std::nullopt;
+  using K = gpu::AllReduceOperation;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(combiner)
+      .Case<arith::AddFOp, arith::AddIOp>([](auto) { return K::ADD; })
+      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return K::MUL; })
+      .Case<arith::MaxNumFOp>([](auto) { return K::MAXNUMF; })
+      .Case<arith::MinNumFOp>([](auto) { return K::MINNUMF; })
+      .Case<arith::MaximumFOp>([](auto) { return K::MAXIMUMF; })
+      .Case<arith::MinimumFOp>([](auto) { return K::MINIMUMF; })
+      .Case<arith::MaxSIOp>([](auto) { return K::MAXSI; })
+      .Case<arith::MinSIOp>([](auto) { return K::MINSI; })
+      .Case<arith::MaxUIOp>([](auto) { return K::MAXUI; })
+      .Case<arith::MinUIOp>([](auto) { return K::MINUI; })
+      .Case<arith::AndIOp>([](auto) { return K::AND; })
+      .Case<arith::OrIOp>([](auto) { return K::OR; })
+      .Case<arith::XOrIOp>([](auto) { return K::XOR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 // For each output element of `op`: thread t folds elements t, t + W, ...
 // of the (linearized) reduction space into a partial starting at the
-// combiner's neutral element; the W partials are stored to shared memory
-// and combined pairwise in log2(W) steps, a barrier after each; thread 0
-// folds the total into the output.
+// combiner's neutral element. With `subgroupSize` dividing W and a combiner
+// that gpu.subgroup_reduce has (sums, products, min/max, bitwise, over
+// 32-bit scalars), each subgroup reduces its partials across lanes
+// (shuffles on NVIDIA, DPP on AMD: kiln-gpu-lower-subgroup-reduce), lane 0
+// of each stores its total to shared memory, and after one barrier thread 0
+// combines the W / subgroupSize totals. Otherwise the W partials are stored
+// to shared memory and combined pairwise in log2(W) steps, a barrier after
+// each. Thread 0 folds the total into the output.
 // Returns the last op of the emitted code.
 static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                                          linalg::LinalgOp op,
                                          Operation *combiner,
-                                         int64_t workgroupSize) {
+                                         int64_t workgroupSize,
+                                         int64_t subgroupSize) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   OpBuilder &b = rewriter;
@@ -112,8 +143,13 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
 
   OpOperand *init = op.getDpsInitOperand(0);
   Type accType = getElementTypeOrSelf(init->get().getType());
+  std::optional<gpu::AllReduceOperation> subgroupKind;
+  if (subgroupSize > 1 && workgroupSize % subgroupSize == 0)
+    subgroupKind = getSubgroupReduceKind(combiner, accType);
+  const int64_t slots =
+      subgroupKind ? workgroupSize / subgroupSize : workgroupSize;
   auto sharedType = MemRefType::get(
-      {workgroupSize}, accType, MemRefLayoutAttrInterface(),
+      {slots}, accType, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   Value shared = memref::AllocOp::create(b, loc, sharedType);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -157,8 +193,50 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                   body->getTerminator()->getOperand(0));
               scf::YieldOp::create(lb, loc, next);
             });
-        memref::StoreOp::create(nb, loc, partialLoop.getResult(0), shared,
-                                tid);
+        Value partial = partialLoop.getResult(0);
+        if (subgroupKind) {
+          // 2. Across the lanes of each subgroup, then the subgroups'
+          //    totals through shared memory.
+          Value subgroupTotal = gpu::SubgroupReduceOp::create(
+              nb, loc, partial, *subgroupKind, /*uniform=*/true,
+              /*cluster_size=*/IntegerAttr(), /*cluster_stride=*/1);
+          Value sgSize = arith::ConstantIndexOp::create(nb, loc, subgroupSize);
+          Value lane = arith::RemUIOp::create(nb, loc, tid, sgSize);
+          Value subgroup = arith::DivUIOp::create(nb, loc, tid, sgSize);
+          Value leader = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::eq, lane, zero);
+          scf::IfOp::create(nb, loc, leader, [&](OpBuilder &ib, Location loc) {
+            memref::StoreOp::create(ib, loc, subgroupTotal, shared, subgroup);
+            scf::YieldOp::create(ib, loc);
+          });
+          gpu::BarrierOp::create(nb, loc);
+          Value first = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::eq, tid, zero);
+          scf::IfOp::create(nb, loc, first, [&](OpBuilder &ib, Location loc) {
+            Value total = memref::LoadOp::create(ib, loc, shared, zero);
+            for (int64_t s = 1; s < slots; ++s) {
+              Value slot = arith::ConstantIndexOp::create(ib, loc, s);
+              total = combine(ib, combiner, total,
+                              memref::LoadOp::create(ib, loc, shared, slot));
+            }
+            SmallVector<Value> ivs(parallelIvs);
+            ivs.append(reducedSizes.size(), zero);
+            SmallVector<Value> outIndices =
+                applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
+            Value old =
+                memref::LoadOp::create(ib, loc, init->get(), outIndices);
+            memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
+                                    init->get(), outIndices);
+            scf::YieldOp::create(ib, loc);
+          });
+          // The shared slots are written again for the next output element.
+          if (llvm::any_of(parallelSizes, [](Value size) {
+                return getConstantIntValue(size) != 1;
+              }))
+            gpu::BarrierOp::create(nb, loc);
+          return;
+        }
+        memref::StoreOp::create(nb, loc, partial, shared, tid);
         gpu::BarrierOp::create(nb, loc);
 
         // 2. Tree over the partials in shared memory.
@@ -432,6 +510,9 @@ struct GPUDistributeToThreadsPass
       return signalPassFailure();
     }
     int64_t workgroupSize = sizeAttr[0] * sizeAttr[1] * sizeAttr[2];
+    int64_t subgroupSize = 0;
+    if (auto attr = strategy.getAs<IntegerAttr>("subgroup_size"))
+      subgroupSize = attr.getInt();
     int64_t threadTile = 1;
     if (auto attr = strategy.getAs<IntegerAttr>("thread_tile"))
       threadTile = std::max<int64_t>(1, attr.getInt());
@@ -463,7 +544,8 @@ struct GPUDistributeToThreadsPass
       std::optional<int64_t> reduced = staticReductionSize(op);
       if (combiner && reduced && *reduced >= workgroupSize) {
         distributed.push_back(
-            emitWorkgroupReduction(rewriter, op, combiner, workgroupSize));
+            emitWorkgroupReduction(rewriter, op, combiner, workgroupSize,
+                                   subgroupSize));
         continue;
       }
       FailureOr<Operation *> replacement =

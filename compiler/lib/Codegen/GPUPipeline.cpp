@@ -90,7 +90,8 @@ static void buildDistributeStage(OpPassManager &pm,
 }
 
 // 4. Scalar loops per thread. 16-bit floats compute in f32; math functions
-//    become arithmetic or instructions.
+//    become arithmetic or instructions; subgroup reductions become lane
+//    exchanges.
 static void buildScalarStage(OpPassManager &pm,
                              const GPUCodegenOptions &options) {
   OpPassManager &f = pm.nest<func::FuncOp>();
@@ -104,6 +105,12 @@ static void buildScalarStage(OpPassManager &pm,
   GPULowerMathPassOptions math;
   math.backend = options.backend == GPUBackend::ROCDL ? "rocdl" : "nvvm";
   f.addPass(createGPULowerMathPass(math));
+  // Cross-lane reductions of the workgroup reductions.
+  GPULowerSubgroupReducePassOptions subgroupReduce;
+  subgroupReduce.backend = math.backend;
+  subgroupReduce.chip = options.chip;
+  subgroupReduce.subgroupSize = options.subgroupSize;
+  f.addPass(createGPULowerSubgroupReducePass(subgroupReduce));
   // ROCm links ocml for f64 transcendentals; Kiln's PTX has no libdevice.
   if (options.backend == GPUBackend::NVVM)
     f.addPass(createGPUExpandF64MathPass());

@@ -115,6 +115,18 @@ static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
   // output element it writes.
   SmallVector<utils::IteratorType> iterators =
       tileable.getLoopIteratorTypes();
+  // A kernel whose result runs over its root reduction's whole loop space
+  // (row fusion: softmax, layernorm) owns whole rows: the loops the root
+  // reduces are not split either, or every workgroup would reduce the
+  // whole row again.
+  if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root);
+      linalgRoot && root != producer && rootSizes && *rootSizes == sizes) {
+    SmallVector<utils::IteratorType> rootIterators =
+        linalgRoot.getIteratorTypesArray();
+    for (auto [i, it] : llvm::enumerate(rootIterators))
+      if (it == utils::IteratorType::reduction)
+        iterators[i] = utils::IteratorType::reduction;
+  }
   SmallVector<unsigned> candidates;
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::parallel && sizes[i] > 1 &&

@@ -5,6 +5,13 @@
 // user of a group result outside the group comes after that op, which the
 // grouping below guarantees.
 //
+// Row fusion: a group rooted at a reduction over its innermost loops also
+// takes the consumers that broadcast the reduced values back along those
+// loops and the further reductions over the same loops (softmax: max,
+// exp(x - max), sum, divide; layernorm: mean, x - mean, variance, scale), so
+// that one kernel reads a row block once and keeps the per-row values inside
+// (docs/compiler.md). It is kept only when the whole chain ends in one result.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/DispatchCreation/Passes.h"
 
@@ -61,7 +68,17 @@ private:
     Group group;
     group.insert(root);
     addProducers(root, group);
-    addConsumers(group);
+    Group plain = group;
+    addConsumers(plain, /*rows=*/std::nullopt);
+    group = std::move(plain);
+    if (std::optional<RowDomain> rows = getRowDomain(root)) {
+      Group fused;
+      fused.insert(root);
+      addProducers(root, fused);
+      addConsumers(fused, rows);
+      if (fused.size() > group.size() && countYielded(fused) == 1)
+        group = std::move(fused);
+    }
     unsigned id = groups.size();
     for (Operation *op : group)
       groupOf[op] = id;
@@ -95,18 +112,101 @@ private:
     }
   }
 
-  // Whether `consumer` reads every group result it uses through a
-  // permutation, i.e. without recomputing or broadcasting group values.
-  bool readsGroupByPermutation(Operation *consumer, const Group &group) {
+  // The loops of a row-fusion root: static sizes, `parallel` leading
+  // parallel loops, the rest reductions.
+  struct RowDomain {
+    SmallVector<int64_t> sizes;
+    unsigned parallel;
+  };
+
+  // (d0, ..., dn-1) -> (d0, ..., d(parallel-1)): a row value read at every
+  // point of the row.
+  static AffineMap rowMap(unsigned loops, unsigned parallel,
+                          MLIRContext *ctx) {
+    return AffineMap::getMultiDimIdentityMap(loops, ctx).getMajorSubMap(
+        parallel);
+  }
+
+  static std::optional<RowDomain> getRowDomain(Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+        linalgOp.getNumDpsInits() != 1 || !isa<linalg::GenericOp>(op))
+      return std::nullopt;
+    unsigned parallel = linalgOp.getNumParallelLoops();
+    unsigned loops = linalgOp.getNumLoops();
+    if (parallel == 0 || parallel == loops)
+      return std::nullopt;
+    SmallVector<utils::IteratorType> iterators =
+        linalgOp.getIteratorTypesArray();
+    for (unsigned i = 0; i < loops; ++i)
+      if ((i < parallel) != (iterators[i] == utils::IteratorType::parallel))
+        return std::nullopt;
+    // The result is the row: indexed by the parallel loops in order.
+    AffineMap init =
+        linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+    if (init != rowMap(loops, parallel, op->getContext()))
+      return std::nullopt;
+    SmallVector<int64_t> sizes = linalgOp.getStaticLoopRanges();
+    if (llvm::any_of(sizes, ShapedType::isDynamic))
+      return std::nullopt;
+    return RowDomain{std::move(sizes), parallel};
+  }
+
+  // Whether `op` runs over the rows' whole loop space: the same static sizes,
+  // all parallel (elementwise) or the same parallel/reduction split.
+  static bool spansRows(linalg::LinalgOp op, const RowDomain &rows) {
+    if (op.getStaticLoopRanges() != ArrayRef<int64_t>(rows.sizes))
+      return false;
+    if (op.getNumReductionLoops() == 0)
+      return true;
+    std::optional<RowDomain> own = getRowDomain(op);
+    return own && own->parallel == rows.parallel;
+  }
+
+  // Whether `consumer` reads every group result it uses without recomputing
+  // group values: through a permutation or, with `rows`, as a row value
+  // broadcast along the reduced loops (indexed by the leading loops).
+  bool readsGroupWithoutRecomputing(Operation *consumer, const Group &group,
+                                    const std::optional<RowDomain> &rows) {
     auto linalgOp = cast<linalg::LinalgOp>(consumer);
+    if (rows && !spansRows(linalgOp, *rows)) {
+      // Consumers of the rows themselves (1 / sum, mean = sum / n) join by
+      // permutation like any elementwise op.
+      if (linalgOp.getNumReductionLoops() > 0)
+        return false;
+    }
     for (OpOperand &operand : consumer->getOpOperands()) {
       Operation *def = operand.get().getDefiningOp();
       if (!def || !group.contains(def))
         continue;
-      if (!linalgOp.getMatchingIndexingMap(&operand).isPermutation())
+      AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+      if (!rows || !spansRows(linalgOp, *rows)) {
+        if (!map.isPermutation())
+          return false;
+        continue;
+      }
+      // Over the rows' loop space, a row's kernel computes its own row
+      // only: group values are read at the same point or broadcast from
+      // the row.
+      if (!map.isIdentity() &&
+          map != rowMap(map.getNumDims(), rows->parallel,
+                        consumer->getContext()))
         return false;
     }
     return true;
+  }
+
+  // How many group results are used outside the group (the region's
+  // results).
+  static unsigned countYielded(const Group &group) {
+    unsigned count = 0;
+    for (Operation *op : group)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !group.contains(user);
+            }))
+          ++count;
+    return count;
   }
 
   // The region replaces the group at its last op, so every outside user of
@@ -123,7 +223,8 @@ private:
     return true;
   }
 
-  void addConsumers(Group &group) {
+  // With `rows`, also the row-fusion consumers (see the file comment).
+  void addConsumers(Group &group, const std::optional<RowDomain> &rows) {
     bool changed = true;
     while (changed) {
       changed = false;
@@ -132,17 +233,21 @@ private:
       for (Operation *op : group)
         for (Operation *user : op->getUsers())
           if (isAvailable(user) && !group.contains(user) &&
-              isFusableElementwise(user))
+              (isFusableElementwise(user) ||
+               (rows && isRowReduction(user, *rows))))
             candidates.push_back(user);
       llvm::sort(candidates, [&](Operation *a, Operation *b) {
         return position[a] < position[b];
       });
       for (Operation *candidate : candidates) {
         if (group.contains(candidate) ||
-            !readsGroupByPermutation(candidate, group))
+            !readsGroupWithoutRecomputing(candidate, group, rows))
           continue;
         Group extended = group;
         extended.insert(candidate);
+        // A joining reduction brings its own initial value (a fill).
+        if (!isFusableElementwise(candidate))
+          addProducers(candidate, extended);
         if (!outsideUsersFollow(extended, lastOf(extended)))
           continue;
         group = std::move(extended);
@@ -150,6 +255,14 @@ private:
         break;
       }
     }
+  }
+
+  // A reduction over the same rows whose initial value is produced inside
+  // the dispatch-to-be (a fill) or outside it.
+  static bool isRowReduction(Operation *op, const RowDomain &rows) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    return linalgOp && linalgOp.getNumReductionLoops() > 0 &&
+           spansRows(linalgOp, rows);
   }
 
   Operation *lastOf(const Group &group) {

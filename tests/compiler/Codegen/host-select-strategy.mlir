@@ -92,3 +92,31 @@ func.func @concat(%a: tensor<512x1024xf32>, %b: tensor<512x1024xf32>) -> tensor<
   %r = tensor.concat dim(0) %a, %b : (tensor<512x1024xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
   return %r : tensor<1024x1024xf32>
 }
+
+// -----
+
+// A row-fused kernel (the row sum and the division by it): the result runs
+// over the root reduction's whole loop space, so the reduced loop is not
+// split either; each workgroup owns whole rows.
+// CHECK-LABEL: func.func @row_fused_normalize
+// CHECK-SAME: kind = "reduction"
+// CHECK-SAME: tile_sizes = array<i64: {{[0-9]+}}, 0>
+func.func @row_fused_normalize(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<512xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<512xf32>) -> tensor<512xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<512x1024xf32>) outs(%s0 : tensor<512xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<512xf32>
+  %e2 = tensor.empty() : tensor<512x1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<512x1024xf32>, tensor<512xf32>) outs(%e2 : tensor<512x1024xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %0 = arith.divf %in, %s : f32
+    linalg.yield %0 : f32
+  } -> tensor<512x1024xf32>
+  return %r : tensor<512x1024xf32>
+}

@@ -508,6 +508,33 @@ def GPUMapToIdsPass : Pass<"kiln-gpu-map-to-ids", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def GPULowerSubgroupReducePass
+    : Pass<"kiln-gpu-lower-subgroup-reduce", "func::FuncOp"> {
+  let summary = "Lower gpu.subgroup_reduce to lane exchanges";
+  let description = [{
+    The upstream GPU-to-NVVM/ROCDL conversions do not lower
+    `gpu.subgroup_reduce`. This pass applies upstream's patterns: on NVVM a
+    butterfly of `gpu.shuffle xor` over 32-bit values; on ROCDL the DPP
+    sequence for the chip (`amdgpu.dpp` row shifts and broadcasts,
+    `rocdl.permlanex16` on gfx10+ wave32, `rocdl.readlane` across the
+    halves of a wave64), with the shuffle butterfly (ds_swizzle /
+    ds_bpermute) for what DPP does not cover.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::amdgpu::AMDGPUDialect",
+                           "::mlir::ROCDL::ROCDLDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"rocdl\"",
+           "GPU backend: rocdl or nvvm">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "AMD chip (gfx942, gfx1100, ...) for the DPP sequence">,
+    Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"32",
+           "Lanes per subgroup">,
+  ];
+}
+
 def GPULowerMathPass : Pass<"kiln-gpu-lower-math", "func::FuncOp"> {
   let summary = "Lower math ops to what the GPU backend computes natively";
   let description = [{

@@ -14,8 +14,9 @@
 // AMD: ds_{{read|load}}
 // AMD: global_store_{{dword|b32}}
 // AMD-LABEL: .amdhsa_kernel row_max_exp
-// GFX942: .amdhsa_group_segment_fixed_size 1024
-// GFX1100: .amdhsa_group_segment_fixed_size 512
+// One total per wave in LDS: 256 / 64 and 128 / 32 slots of 4 bytes.
+// GFX942: .amdhsa_group_segment_fixed_size 16
+// GFX1100: .amdhsa_group_segment_fixed_size 16
 // AMD: .amdhsa_private_segment_fixed_size 0
 // GFX1100: .amdhsa_wavefront_size32 1
 // GFX942: .reqd_workgroup_size:
@@ -29,10 +30,11 @@
 // PTX: .param .u64 .ptr .global
 // PTX: .reqntid 128, 1, 1
 // PTX-NOT: .maxntid
-// PTX: .shared .align 16 .b8 __wg_row_max_exp_0[512];
+// PTX: .shared .align 16 .b8 __wg_row_max_exp_0[16];
 // PTX-NOT: .local
 // PTX-NOT: call
 // PTX: ld.global
+// PTX: shfl.sync.bfly
 // PTX: st.shared
 // PTX: bar.sync
 // PTX: st.global

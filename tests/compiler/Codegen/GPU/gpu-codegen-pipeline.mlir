@@ -41,17 +41,23 @@ func.func @bias_gelu(%a: tensor<256x512xf32>, %bias: tensor<512xf32>) -> tensor<
 
 // -----
 
-// The shared-memory row reduction: one partial per thread in workgroup
-// memory (LDS, address space 3 on both backends), barriers between steps.
+// The row reduction: per-thread partials reduced across each subgroup's
+// lanes, one total per subgroup in workgroup memory (LDS, address space 3
+// on both backends), one barrier before thread 0 combines them and one
+// after the op.
 // CHECK: llvm.mlir.global internal @__wg_row_max_0() {addr_space = 3 : i32
 // CHECK-LABEL: llvm.func @row_max(
-// GFX942-SAME: kiln.shared_memory_bytes = 1024 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 256, 1, 1>
-// GFX1100-SAME: kiln.shared_memory_bytes = 512 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 128, 1, 1>
-// SM90-SAME: kiln.shared_memory_bytes = 512 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 128, 1, 1>
+// GFX942-SAME: kiln.shared_memory_bytes = 16 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 256, 1, 1>
+// GFX1100-SAME: kiln.shared_memory_bytes = 16 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 128, 1, 1>
+// SM90-SAME: kiln.shared_memory_bytes = 16 : i64, kiln.workgroup_count = array<i64: 100, 1, 1>, kiln.workgroup_size = array<i64: 128, 1, 1>
 // CHECK: llvm.mlir.addressof @__wg_row_max_0 : !llvm.ptr<3>
-// GFX942-COUNT-9: rocdl.barrier
-// GFX1100-COUNT-8: rocdl.barrier
-// SM90-COUNT-8: nvvm.barrier0
+// GFX942: rocdl.update.dpp
+// GFX1100: rocdl.update.dpp
+// GFX1100: rocdl.permlanex16
+// SM90-COUNT-5: nvvm.shfl.sync  bfly
+// GFX942: rocdl.barrier
+// GFX1100: rocdl.barrier
+// SM90: nvvm.barrier0
 // CHECK: llvm.return
 func.func @row_max(%a: tensor<100x3000xf32>) -> tensor<100xf32> {
   %ninf = arith.constant 0xFF800000 : f32

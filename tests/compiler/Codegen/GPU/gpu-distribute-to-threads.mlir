@@ -102,3 +102,53 @@ func.func @scalar_fill(%out: memref<f32>)
   linalg.fill ins(%one : f32) outs(%out : memref<f32>)
   return
 }
+
+// -----
+
+// With the subgroup size known and a combiner gpu.subgroup_reduce has, the
+// partials are reduced across each subgroup's lanes, lane 0 of each of the
+// 8 subgroups stores its total to workgroup memory, and after one barrier
+// thread 0 combines the 8 totals into the output; a barrier follows each
+// row, since the slots are written again for the next one.
+// CHECK-LABEL: func.func @row_sum_subgroups
+// CHECK-DAG: %[[SHARED:.*]] = memref.alloc() : memref<8xf32, #gpu.address_space<workgroup>>
+// CHECK:     scf.for
+// CHECK:       %[[PARTIAL:.*]] = scf.for
+// CHECK:       %[[TOTAL:.*]] = gpu.subgroup_reduce add %[[PARTIAL]] uniform : (f32) -> f32
+// CHECK:       %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:       %[[SG:.*]] = arith.divui %{{.*}}, %c32
+// CHECK:       scf.if
+// CHECK-NEXT:    memref.store %[[TOTAL]], %[[SHARED]][%[[SG]]]
+// CHECK:       gpu.barrier
+// CHECK:       scf.if
+// CHECK-COUNT-8: memref.load %[[SHARED]]
+// CHECK:         memref.store
+// CHECK:       gpu.barrier
+// CHECK-NOT:   gpu.subgroup_reduce
+func.func @row_sum_subgroups(%in: memref<2x3000xf32>, %out: memref<2xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<2x3000xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// f64 sums have no one-step subgroup reduction: the shared-memory tree.
+// CHECK-LABEL: func.func @row_sum_f64_tree
+// CHECK: memref.alloc() : memref<256xf64, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.subgroup_reduce
+func.func @row_sum_f64_tree(%in: memref<2x3000xf64>, %out: memref<2xf64>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<2x3000xf64>) outs(%out : memref<2xf64>) {
+  ^bb0(%x: f64, %acc: f64):
+    %s = arith.addf %x, %acc : f64
+    linalg.yield %s : f64
+  }
+  return
+}

@@ -1,0 +1,262 @@
+"""Row-fused kernels: softmax, log-softmax, layernorm, RMSnorm written out in
+linalg (one dispatch each through row fusion), at row lengths that are and
+are not multiples of a GPU workgroup, and a chain whose reduction is also a
+result (not fused; still correct)."""
+
+import numpy as np
+
+from e2elib import Case, Run, T
+
+rng = np.random.default_rng(13)
+CASES = []
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+
+ID = "#id = affine_map<(i, j) -> (i, j)>\n#row = affine_map<(i, j) -> (i)>\n#col = affine_map<(i, j) -> (j)>"
+
+
+def softmax(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_program(rows, cols, ty="f32"):
+    """Softmax over rows; f16 rows are widened to f32 for the reductions and
+    the exponentials and rounded back once."""
+    t = f"tensor<{rows}x{cols}x{ty}>"
+    tf = f"tensor<{rows}x{cols}xf32>"
+    r = f"tensor<{rows}xf32>"
+    widen = "\n    %v = arith.extf %in : f16 to f32" if ty == "f16" else ""
+    v = "%v" if ty == "f16" else "%in"
+    narrow = ("\n    %1 = arith.truncf %0 : f32 to f16\n    linalg.yield %1 : f16"
+              if ty == "f16" else "\n    linalg.yield %0 : f32")
+    return f"""{ID}
+func.func @main(%x: {t}) -> {t} {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : {r}
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : {r}) -> {r}
+  %max = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : {t}) outs(%m0 : {r}) {{
+  ^bb0(%in: {ty}, %acc: f32):{widen}
+    %0 = arith.maximumf {v}, %acc : f32
+    linalg.yield %0 : f32
+  }} -> {r}
+  %e2 = tensor.empty() : {tf}
+  %exp = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %max : {t}, {r}) outs(%e2 : {tf}) {{
+  ^bb0(%in: {ty}, %m: f32, %o: f32):{widen}
+    %0 = arith.subf {v}, %m : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }} -> {tf}
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : {r}) -> {r}
+  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%exp : {tf}) outs(%s0 : {r}) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> {r}
+  %e3 = tensor.empty() : {t}
+  %out = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%exp, %sum : {tf}, {r}) outs(%e3 : {t}) {{
+  ^bb0(%in: f32, %s: f32, %o: {ty}):
+    %0 = arith.divf %in, %s : f32{narrow}
+  }} -> {t}
+  return %out : {t}
+}}"""
+
+
+for rows, cols in [(5, 300), (3, 1000), (9, 16), (2, 4096)]:
+    x = f32(rows, cols, lo=-6, hi=6)
+    CASES.append(Case(
+        f"softmax/row_softmax_f32_{rows}x{cols}.mlir",
+        f"Softmax over rows of {cols} written out (max, exp(x - max), sum, divide): one row-fused dispatch.",
+        softmax_program(rows, cols),
+        [Run("main", [T(x, "f32")], [T(softmax(x), "f32")], atol=1e-6, rtol=2e-5)]))
+
+x16 = f32(4, 520, lo=-6, hi=6).astype(np.float16)
+CASES.append(Case(
+    "softmax/row_softmax_f16_4x520.mlir",
+    "Softmax over f16 rows of 520, reduced and exponentiated in f32, rounded to f16 once.",
+    softmax_program(4, 520, "f16"),
+    [Run("main", [T(x16, "f16")], [T(softmax(x16.astype(np.float32)), "f16")],
+         atol=2e-3, rtol=1e-2)]))
+
+x = f32(4, 257, lo=-5, hi=5)
+xd = x.astype(np.float64)
+lse = np.log(np.exp(xd - xd.max(-1, keepdims=True)).sum(-1, keepdims=True)) + xd.max(-1, keepdims=True)
+CASES.append(Case(
+    "softmax/log_softmax_f32_4x257.mlir",
+    "Log-softmax over rows of 257: max, sum of exp(x - max), x - max - log(sum): one dispatch.",
+    f"""{ID}
+func.func @main(%x: tensor<4x257xf32>) -> tensor<4x257xf32> {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<4x257xf32>) outs(%m0 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<4xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x, %max : tensor<4x257xf32>, tensor<4xf32>) outs(%s0 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %m: f32, %acc: f32):
+    %0 = arith.subf %in, %m : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %acc : f32
+    linalg.yield %2 : f32
+  }} -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x257xf32>
+  %out = linalg.generic {{indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %max, %sum : tensor<4x257xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e2 : tensor<4x257xf32>) {{
+  ^bb0(%in: f32, %m: f32, %s: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    %1 = math.log %s : f32
+    %2 = arith.subf %0, %1 : f32
+    linalg.yield %2 : f32
+  }} -> tensor<4x257xf32>
+  return %out : tensor<4x257xf32>
+}}""",
+    [Run("main", [T(x, "f32")], [T(xd - lse, "f32")], atol=1e-5, rtol=2e-5)]))
+
+x, g, b = f32(6, 200, lo=-3, hi=5), f32(200), f32(200)
+xd = x.astype(np.float64)
+mean = xd.mean(-1, keepdims=True)
+var = ((xd - mean) ** 2).mean(-1, keepdims=True)
+ln = (xd - mean) / np.sqrt(var + 1e-5) * g + b
+CASES.append(Case(
+    "softmax/layernorm_f32_6x200.mlir",
+    "Layernorm over rows of 200 with scale and shift: mean, x - mean, variance, normalize: one dispatch.",
+    f"""{ID}
+func.func @main(%x: tensor<6x200xf32>, %g: tensor<200xf32>, %b: tensor<200xf32>) -> tensor<6x200xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 200.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : tensor<6xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6xf32>) -> tensor<6xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<6x200xf32>) outs(%s0 : tensor<6xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<6xf32>
+  %mean = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}}
+      ins(%sum : tensor<6xf32>) outs(%e1 : tensor<6xf32>) {{
+  ^bb0(%s: f32, %o: f32):
+    %0 = arith.divf %s, %n : f32
+    linalg.yield %0 : f32
+  }} -> tensor<6xf32>
+  %e2 = tensor.empty() : tensor<6x200xf32>
+  %xc = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %mean : tensor<6x200xf32>, tensor<6xf32>) outs(%e2 : tensor<6x200xf32>) {{
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    linalg.yield %0 : f32
+  }} -> tensor<6x200xf32>
+  %v0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6xf32>) -> tensor<6xf32>
+  %ssq = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%xc : tensor<6x200xf32>) outs(%v0 : tensor<6xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %acc : f32
+    linalg.yield %1 : f32
+  }} -> tensor<6xf32>
+  %out = linalg.generic {{indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%xc, %ssq, %g, %b : tensor<6x200xf32>, tensor<6xf32>, tensor<200xf32>, tensor<200xf32>) outs(%e2 : tensor<6x200xf32>) {{
+  ^bb0(%c: f32, %q: f32, %gi: f32, %bi: f32, %o: f32):
+    %0 = arith.divf %q, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %c, %2 : f32
+    %4 = arith.mulf %3, %gi : f32
+    %5 = arith.addf %4, %bi : f32
+    linalg.yield %5 : f32
+  }} -> tensor<6x200xf32>
+  return %out : tensor<6x200xf32>
+}}""",
+    [Run("main", [T(x, "f32"), T(g, "f32"), T(b, "f32")], [T(ln, "f32")], atol=1e-5, rtol=1e-4)]))
+
+x, w = f32(3, 384), f32(384)
+xd = x.astype(np.float64)
+rms = xd / np.sqrt((xd ** 2).mean(-1, keepdims=True) + 1e-6) * w
+CASES.append(Case(
+    "softmax/rmsnorm_f32_3x384.mlir",
+    "RMSnorm over rows of 384: sum of squares, scale by rsqrt(mean + eps) and a weight: one dispatch.",
+    f"""{ID}
+func.func @main(%x: tensor<3x384xf32>, %w: tensor<384xf32>) -> tensor<3x384xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 384.0 : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %e1 = tensor.empty() : tensor<3xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<3xf32>) -> tensor<3xf32>
+  %ssq = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<3x384xf32>) outs(%s0 : tensor<3xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %acc : f32
+    linalg.yield %1 : f32
+  }} -> tensor<3xf32>
+  %e2 = tensor.empty() : tensor<3x384xf32>
+  %out = linalg.generic {{indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %ssq, %w : tensor<3x384xf32>, tensor<3xf32>, tensor<384xf32>) outs(%e2 : tensor<3x384xf32>) {{
+  ^bb0(%in: f32, %q: f32, %wi: f32, %o: f32):
+    %0 = arith.divf %q, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    %4 = arith.mulf %3, %wi : f32
+    linalg.yield %4 : f32
+  }} -> tensor<3x384xf32>
+  return %out : tensor<3x384xf32>
+}}""",
+    [Run("main", [T(x, "f32"), T(w, "f32")], [T(rms, "f32")], atol=1e-5, rtol=1e-4)]))
+
+x = f32(4, 300, lo=-6, hi=6)
+CASES.append(Case(
+    "softmax/softmax_and_row_max_f32_4x300.mlir",
+    "Softmax whose row max is a second result: the chain is not row-fused (two results), and both are right.",
+    f"""{ID}
+func.func @main(%x: tensor<4x300xf32>) -> (tensor<4x300xf32>, tensor<4xf32>) {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<4x300xf32>) outs(%m0 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x300xf32>
+  %exp = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %max : tensor<4x300xf32>, tensor<4xf32>) outs(%e2 : tensor<4x300xf32>) {{
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }} -> tensor<4x300xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%exp : tensor<4x300xf32>) outs(%s0 : tensor<4xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<4xf32>
+  %out = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%exp, %sum : tensor<4x300xf32>, tensor<4xf32>) outs(%e2 : tensor<4x300xf32>) {{
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %0 = arith.divf %in, %s : f32
+    linalg.yield %0 : f32
+  }} -> tensor<4x300xf32>
+  return %out, %max : tensor<4x300xf32>, tensor<4xf32>
+}}""",
+    [Run("main", [T(x, "f32")], [T(softmax(x), "f32"), T(x.max(-1), "f32")],
+         atol=1e-6, rtol=2e-5)]))
