@@ -120,11 +120,46 @@ getSubgroupReduceKind(Operation *combiner, Type type) {
 // to shared memory and combined pairwise in log2(W) steps, a barrier after
 // each. Thread 0 folds the total into the output.
 // Returns the last op of the emitted code.
+// How `operand` of a reduction over one innermost loop `reducedDim` is read
+// when a thread takes `width` consecutive elements of that loop per step.
+enum class ChunkRead { Vector, Scalar, Elementwise };
+
+static ChunkRead classifyChunkRead(linalg::LinalgOp op, OpOperand &operand,
+                                   unsigned reducedDim) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type)
+    return ChunkRead::Scalar; // a scalar operand
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  bool uses = llvm::any_of(map.getResults(), [&](AffineExpr e) {
+    return e.isFunctionOfDim(reducedDim);
+  });
+  if (!uses)
+    return ChunkRead::Scalar; // the same value for the whole chunk
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  bool innermostContiguous =
+      succeeded(type.getStridesAndOffset(strides, offset)) &&
+      !strides.empty() && strides.back() == 1;
+  Type element = type.getElementType();
+  bool vectorType = element.isIntOrFloat() &&
+                    element.getIntOrFloatBitWidth() >= 8;
+  bool lastOnly = map.getNumResults() > 0 &&
+                  map.getResults().back() ==
+                      getAffineDimExpr(reducedDim, op.getContext()) &&
+                  llvm::none_of(map.getResults().drop_back(),
+                                [&](AffineExpr e) {
+                                  return e.isFunctionOfDim(reducedDim);
+                                });
+  return innermostContiguous && vectorType && lastOnly ? ChunkRead::Vector
+                                                       : ChunkRead::Elementwise;
+}
+
 static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                                          linalg::LinalgOp op,
                                          Operation *combiner,
                                          int64_t workgroupSize,
-                                         int64_t subgroupSize) {
+                                         int64_t subgroupSize,
+                                         int64_t vectorWidth) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   OpBuilder &b = rewriter;
@@ -140,6 +175,14 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
   Value reducedTotal = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value size : reducedSizes)
     reducedTotal = arith::MulIOp::create(b, loc, reducedTotal, size);
+  // Chunks of `width` consecutive elements per thread and step: one
+  // innermost reduced loop whose extent splits evenly into them.
+  int64_t width = 1;
+  if (vectorWidth > 1 && reducedSizes.size() == 1) {
+    std::optional<int64_t> extent = getConstantIntValue(reducedSizes[0]);
+    if (extent && *extent % (workgroupSize * vectorWidth) == 0)
+      width = vectorWidth;
+  }
 
   OpOperand *init = op.getDpsInitOperand(0);
   Type accType = getElementTypeOrSelf(init->get().getType());
@@ -163,35 +206,85 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
   scf::buildLoopNest(
       b, loc, lbs, parallelSizes, steps,
       [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
-        // 1. Strided partial per thread, running the op's own body.
+        // 1. Strided partial per thread, running the op's own body: thread
+        //    t takes elements t*width .. t*width + width - 1, then the next
+        //    chunk W*width further, reading contiguous inputs with one
+        //    vector load per chunk.
+        Value start = tid, stride = threads;
+        if (width > 1) {
+          Value chunk = arith::ConstantIndexOp::create(nb, loc, width);
+          start = arith::MulIOp::create(nb, loc, tid, chunk);
+          stride = arith::ConstantIndexOp::create(nb, loc,
+                                                  workgroupSize * width);
+        }
         auto partialLoop = scf::ForOp::create(
-            nb, loc, tid, reducedTotal, threads, ValueRange{neutral},
+            nb, loc, start, reducedTotal, stride, ValueRange{neutral},
             [&](OpBuilder &lb, Location loc, Value k, ValueRange iterArgs) {
-              SmallVector<Value> ivs(parallelIvs);
-              if (reducedSizes.size() == 1) {
-                ivs.push_back(k);
-              } else {
-                auto delin = affine::AffineDelinearizeIndexOp::create(
-                    lb, loc, k, getAsOpFoldResult(reducedSizes));
-                llvm::append_range(ivs, delin.getResults());
-              }
-              IRMapping mapping;
-              Block *body = op.getBlock();
-              for (OpOperand *input : op.getDpsInputOperands())
-                mapping.map(body->getArgument(input->getOperandNumber()),
-                            loadOperand(lb, loc, op, *input, ivs));
-              mapping.map(body->getArgument(init->getOperandNumber()),
-                          iterArgs.front());
-              for (Operation &inner : body->without_terminator()) {
-                if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-                  mapping.map(index.getResult(), ivs[index.getDim()]);
-                  continue;
+              auto pointAt = [&](Value index) {
+                SmallVector<Value> ivs(parallelIvs);
+                if (reducedSizes.size() == 1) {
+                  ivs.push_back(index);
+                } else {
+                  auto delin = affine::AffineDelinearizeIndexOp::create(
+                      lb, loc, index, getAsOpFoldResult(reducedSizes));
+                  llvm::append_range(ivs, delin.getResults());
                 }
-                lb.clone(inner, mapping);
+                return ivs;
+              };
+              Block *body = op.getBlock();
+              // Per input: a vector for the chunk, or one scalar for it.
+              DenseMap<OpOperand *, Value> chunkValues;
+              if (width > 1) {
+                SmallVector<Value> base = pointAt(k);
+                for (OpOperand *input : op.getDpsInputOperands()) {
+                  switch (classifyChunkRead(op, *input, numParallel)) {
+                  case ChunkRead::Vector: {
+                    auto vectorType = VectorType::get(
+                        {width}, getElementTypeOrSelf(input->get().getType()));
+                    chunkValues[input] = vector::LoadOp::create(
+                        lb, loc, vectorType, input->get(),
+                        applyMap(lb, loc, op.getMatchingIndexingMap(input),
+                                 base));
+                    break;
+                  }
+                  case ChunkRead::Scalar:
+                    chunkValues[input] = loadOperand(lb, loc, op, *input, base);
+                    break;
+                  case ChunkRead::Elementwise:
+                    break;
+                  }
+                }
               }
-              Value next = mapping.lookup(
-                  body->getTerminator()->getOperand(0));
-              scf::YieldOp::create(lb, loc, next);
+              Value acc = iterArgs.front();
+              for (int64_t e = 0; e < width; ++e) {
+                Value index =
+                    e == 0 ? k
+                           : arith::AddIOp::create(
+                                 lb, loc, k,
+                                 arith::ConstantIndexOp::create(lb, loc, e));
+                SmallVector<Value> ivs = pointAt(index);
+                IRMapping mapping;
+                for (OpOperand *input : op.getDpsInputOperands()) {
+                  Value value = chunkValues.lookup(input);
+                  if (value && isa<VectorType>(value.getType()))
+                    value = vector::ExtractOp::create(lb, loc, value,
+                                                      ArrayRef<int64_t>{e});
+                  if (!value)
+                    value = loadOperand(lb, loc, op, *input, ivs);
+                  mapping.map(body->getArgument(input->getOperandNumber()),
+                              value);
+                }
+                mapping.map(body->getArgument(init->getOperandNumber()), acc);
+                for (Operation &inner : body->without_terminator()) {
+                  if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+                    mapping.map(index.getResult(), ivs[index.getDim()]);
+                    continue;
+                  }
+                  lb.clone(inner, mapping);
+                }
+                acc = mapping.lookup(body->getTerminator()->getOperand(0));
+              }
+              scf::YieldOp::create(lb, loc, acc);
             });
         Value partial = partialLoop.getResult(0);
         if (subgroupKind) {
@@ -513,6 +606,9 @@ struct GPUDistributeToThreadsPass
     int64_t subgroupSize = 0;
     if (auto attr = strategy.getAs<IntegerAttr>("subgroup_size"))
       subgroupSize = attr.getInt();
+    int64_t reductionVector = 1;
+    if (auto attr = strategy.getAs<IntegerAttr>("reduction_vector"))
+      reductionVector = std::max<int64_t>(1, attr.getInt());
     int64_t threadTile = 1;
     if (auto attr = strategy.getAs<IntegerAttr>("thread_tile"))
       threadTile = std::max<int64_t>(1, attr.getInt());
@@ -545,7 +641,7 @@ struct GPUDistributeToThreadsPass
       if (combiner && reduced && *reduced >= workgroupSize) {
         distributed.push_back(
             emitWorkgroupReduction(rewriter, op, combiner, workgroupSize,
-                                   subgroupSize));
+                                   subgroupSize, reductionVector));
         continue;
       }
       FailureOr<Operation *> replacement =

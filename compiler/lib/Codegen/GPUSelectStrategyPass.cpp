@@ -42,6 +42,9 @@ struct GPUStrategy {
   int64_t workgroupSize = 1;
   int64_t threadTile = 1;
   std::string reduction = "none";
+  // "workgroup" reductions: elements of the reduced loop a thread reads per
+  // step (one 128-bit load of each contiguous input); 1: scalar loads.
+  int64_t reductionVector = 1;
   // Matrix-core instruction of "matmul" and "contraction" kernels; empty
   // for none.
   std::string intrinsic;
@@ -263,6 +266,24 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
         strategy.reduction = "workgroup";
         for (unsigned i = 0; i < numParallel; ++i)
           strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
+        // Every reduction of the row reads whole 128-bit chunks per thread
+        // when the reduced extent splits evenly into them (the widest input
+        // element of the root decides the width), and a result spanning the
+        // row (softmax, layernorm) is written in such chunks too.
+        int64_t bits = 0;
+        for (Value input : rootLinalg.getDpsInputs()) {
+          Type type = getElementTypeOrSelf(input.getType());
+          if (type.isIntOrFloat())
+            bits = std::max<int64_t>(bits, type.getIntOrFloatBitWidth());
+        }
+        if (bits >= 8 && bits <= 32 &&
+            reduced % (threads * (kVectorBits / bits)) == 0)
+          strategy.reductionVector = kVectorBits / bits;
+        int64_t outBits = elementBits(producer);
+        if (producer != root && rank == rootSizes->size() && outBits >= 8 &&
+            outBits <= 32 &&
+            sizes->back() % (threads * (kVectorBits / outBits)) == 0)
+          strategy.threadTile = kVectorBits / outBits;
       }
     }
   }
@@ -346,6 +367,8 @@ struct GPUSelectStrategyPass
                        b.getDenseI64ArrayAttr({strategy.workgroupSize, 1, 1})),
         b.getNamedAttr("thread_tile", b.getI64IntegerAttr(strategy.threadTile)),
         b.getNamedAttr("reduction", b.getStringAttr(strategy.reduction)),
+        b.getNamedAttr("reduction_vector",
+                       b.getI64IntegerAttr(strategy.reductionVector)),
         b.getNamedAttr("subgroup_size", b.getI64IntegerAttr(subgroupSize)),
     };
     if (!strategy.intrinsic.empty())

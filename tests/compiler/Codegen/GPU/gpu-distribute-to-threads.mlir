@@ -152,3 +152,54 @@ func.func @row_sum_f64_tree(%in: memref<2x3000xf64>, %out: memref<2xf64>)
   }
   return
 }
+
+// -----
+
+// reduction_vector = 4 with a row of 4096 = 16 chunks of 256 x 4: thread t
+// reads elements 4t .. 4t + 3 with one vector load of the contiguous input
+// and one scalar load of the row value (broadcast along the row), runs the
+// body on the four elements in order, then steps 1024 elements on.
+// CHECK-LABEL: func.func @row_chunks
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[START:.*]] = arith.muli %[[TID]], %c4
+// CHECK: scf.for %[[K:.*]] = %[[START]] to %{{.*}} step %c1024 iter_args(%[[ACC:.*]] =
+// CHECK:   %[[V:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<2x4096xf32>, vector<4xf32>
+// CHECK:   %[[M:.*]] = memref.load %arg1[
+// CHECK:   %[[E0:.*]] = vector.extract %[[V]][0]
+// CHECK:   %[[D0:.*]] = arith.subf %[[E0]], %[[M]]
+// CHECK:   %[[S0:.*]] = arith.addf %[[D0]], %[[ACC]]
+// CHECK:   vector.extract %[[V]][1]
+// CHECK:   vector.extract %[[V]][2]
+// CHECK:   %[[E3:.*]] = vector.extract %[[V]][3]
+// CHECK:   %[[D3:.*]] = arith.subf %[[E3]], %[[M]]
+// CHECK:   %[[S3:.*]] = arith.addf %[[D3]], %{{.*}}
+// CHECK:   scf.yield %[[S3]] : f32
+// CHECK: gpu.subgroup_reduce add
+func.func @row_chunks(%in: memref<2x4096xf32>, %max: memref<2xf32>, %out: memref<2xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in, %max : memref<2x4096xf32>, memref<2xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %d = arith.subf %x, %m : f32
+    %s = arith.addf %d, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A row of 1000 does not split into 256 x 4 chunks: scalar loads.
+// CHECK-LABEL: func.func @row_not_chunked
+// CHECK-NOT: vector.load
+// CHECK: gpu.subgroup_reduce add
+func.func @row_not_chunked(%in: memref<2x1000xf32>, %out: memref<2xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<2x1000xf32>) outs(%out : memref<2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

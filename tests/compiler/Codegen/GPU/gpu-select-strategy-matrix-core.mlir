@@ -10,9 +10,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefix=NONE
 
 // MFMA-LABEL: func.func @matmul_f16
-// MFMA-SAME: kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
+// MFMA-SAME: kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
 // WMMA-LABEL: func.func @matmul_f16
-// WMMA-SAME: kiln.gpu_strategy = {intrinsic = "wmma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
+// WMMA-SAME: kiln.gpu_strategy = {intrinsic = "wmma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
 // NONE-LABEL: func.func @matmul_f16
 // NONE-NOT: intrinsic
 // NONE-SAME: kind = "matmul"

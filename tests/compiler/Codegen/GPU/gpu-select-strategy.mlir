@@ -6,9 +6,9 @@
 // threads on wave64 CDNA (gfx9) and 128 on wave32 RDNA/NVIDIA, and covers
 // threads x 4 elements.
 // WAVE64-LABEL: func.func @elementwise
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.add", subgroup_size = 64 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 2, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", reduction_vector = 1 : i64, root = "linalg.add", subgroup_size = 64 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 2, 0>}
 // WAVE32-LABEL: func.func @elementwise
-// WAVE32-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.add", subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", reduction_vector = 1 : i64, root = "linalg.add", subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
 func.func @elementwise(%a: tensor<1024x512xf32>, %b: tensor<1024x512xf32>) -> tensor<1024x512xf32> {
   %e = tensor.empty() : tensor<1024x512xf32>
   %r = linalg.add ins(%a, %b : tensor<1024x512xf32>, tensor<1024x512xf32>) outs(%e : tensor<1024x512xf32>) -> tensor<1024x512xf32>
@@ -19,7 +19,7 @@ func.func @elementwise(%a: tensor<1024x512xf32>, %b: tensor<1024x512xf32>) -> te
 
 // Odd innermost size, i8: no 128-bit chunks.
 // WAVE64-LABEL: func.func @elementwise_odd
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "elementwise", reduction = "none", reduction_vector = 1 : i64, root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
 func.func @elementwise_odd(%a: tensor<3x5xi8>) -> tensor<3x5xi8> {
   %e = tensor.empty() : tensor<3x5xi8>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<3x5xi8>) outs(%e : tensor<3x5xi8>) {
@@ -35,9 +35,9 @@ func.func @elementwise_odd(%a: tensor<3x5xi8>) -> tensor<3x5xi8> {
 // A large reduction along the innermost dimension: one workgroup per row,
 // its threads reduce the row together through shared memory.
 // WAVE64-LABEL: func.func @row_sum
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
 // WAVE32-LABEL: func.func @row_sum
-// WAVE32-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.reduce", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, root = "linalg.reduce", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1000, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 0>}
 func.func @row_sum(%a: tensor<1000x1024xf32>) -> tensor<1000xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1000xf32>
@@ -53,9 +53,10 @@ func.func @row_sum(%a: tensor<1000x1024xf32>) -> tensor<1000xf32> {
 // -----
 
 // Softmax normalization consuming an innermost max reduction: the result
-// spans the reduced dimension too, so each workgroup takes one full row.
+// spans the reduced dimension too, so each workgroup takes one full row;
+// the row is read and the result written in 128-bit chunks per thread.
 // WAVE64-LABEL: func.func @softmax_tail
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 64, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 64, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 0>}
 func.func @softmax_tail(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %e1 = tensor.empty() : tensor<64xf32>
@@ -82,7 +83,7 @@ func.func @softmax_tail(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
 // Reducing a non-innermost dimension: threads own output columns and reduce
 // serially.
 // WAVE64-LABEL: func.func @column_sum
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "thread", root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 0, 256>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 0, 256>}
 func.func @column_sum(%a: tensor<512x2048xf32>) -> tensor<2048xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048xf32>
@@ -101,9 +102,9 @@ func.func @column_sum(%a: tensor<512x2048xf32>) -> tensor<2048xf32> {
 // Reduction loops are never tiled. (i32: f32 and f16/bf16 matmuls of tile
 // multiples take the contraction strategy, gpu-select-strategy-contraction.mlir.)
 // WAVE64-LABEL: func.func @matmul
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
 // WAVE32-LABEL: func.func @matmul
-// WAVE32-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 8, 16, 0>}
+// WAVE32-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 8, 16, 0>}
 func.func @matmul(%a: tensor<256x128xi32>, %b: tensor<128x512xi32>) -> tensor<256x512xi32> {
   %zero = arith.constant 0 : i32
   %e = tensor.empty() : tensor<256x512xi32>
@@ -115,7 +116,7 @@ func.func @matmul(%a: tensor<256x128xi32>, %b: tensor<128x512xi32>) -> tensor<25
 // -----
 
 // WAVE64-LABEL: func.func @batch_matmul
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", root = "linalg.batch_matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 16, 16, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.batch_matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 16, 16, 0>}
 func.func @batch_matmul(%a: tensor<8x64x32xf32>, %b: tensor<8x32x64xf32>) -> tensor<8x64x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x64x64xf32>
@@ -129,7 +130,7 @@ func.func @batch_matmul(%a: tensor<8x64x32xf32>, %b: tensor<8x32x64xf32>) -> ten
 // Convolutions and pooling tile output loops only (never the window or the
 // input channels).
 // WAVE64-LABEL: func.func @conv
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "conv", reduction = "thread", root = "linalg.conv_2d_nhwc_hwcf", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 1, 8, 0, 0, 0, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "conv", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.conv_2d_nhwc_hwcf", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 512, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 1, 8, 0, 0, 0, 0>}
 func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<4x32x32x32xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x32x32x32xf32>
@@ -142,7 +143,7 @@ func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tenso
 // -----
 
 // WAVE64-LABEL: func.func @max_pool
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "pooling", reduction = "thread", root = "linalg.pooling_nhwc_max", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 16, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 2, 0, 0, 0, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "pooling", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.pooling_nhwc_max", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 16, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 2, 0, 0, 0, 0>}
 func.func @max_pool(%in: tensor<2x32x32x8xf32>, %win: tensor<2x2xf32>) -> tensor<2x16x16x8xf32> {
   %ninf = arith.constant 0xFF800000 : f32
   %e = tensor.empty() : tensor<2x16x16x8xf32>
@@ -156,7 +157,7 @@ func.func @max_pool(%in: tensor<2x32x32x8xf32>, %win: tensor<2x2xf32>) -> tensor
 
 // Ops other than linalg (here tensor.pad) take the generic path.
 // WAVE64-LABEL: func.func @pad
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "generic", reduction = "none", root = "tensor.pad", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 5, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 7, 0>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "generic", reduction = "none", reduction_vector = 1 : i64, root = "tensor.pad", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 5, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 7, 0>}
 func.func @pad(%a: tensor<30x30xf32>) -> tensor<34x34xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %a low[2, 2] high[2, 2] {
@@ -170,7 +171,7 @@ func.func @pad(%a: tensor<30x30xf32>) -> tensor<34x34xf32> {
 
 // Several results: one workgroup computes everything.
 // WAVE64-LABEL: func.func @two_results
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "single", reduction = "none", root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "single", reduction = "none", reduction_vector = 1 : i64, root = "linalg.generic", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 1, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64>}
 func.func @two_results(%a: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   %e = tensor.empty() : tensor<16xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
