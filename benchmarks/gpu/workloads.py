@@ -279,10 +279,33 @@ def mlp_program(w):
 
 
 def softmax_program(w):
+    """linalg.softmax over rows; f16 rows are widened to f32 first and the
+    result rounded back once (as torch computes f16 softmax), which row
+    fusion keeps in the one kernel."""
     shape = [w["params"]["rows"], w["params"]["cols"]]
-    t = tensor(shape, "f32")
-    body = [f"  %e = tensor.empty() : {t}",
-            f"  %r = linalg.softmax dimension(1) ins(%x : {t}) outs(%e : {t}) -> {t}"]
+    dt = w["dtype"]
+    t, tf = tensor(shape, dt), tensor(shape, "f32")
+    if dt == "f32":
+        body = [f"  %e = tensor.empty() : {t}",
+                f"  %r = linalg.softmax dimension(1) ins(%x : {t}) outs(%e : {t}) -> {t}"]
+        return function([("x", t)], t, body, "%r")
+    ident = "affine_map<(i, j) -> (i, j)>"
+    body = [f"  %ew = tensor.empty() : {tf}",
+            f"  %w = linalg.generic {{indexing_maps = [{ident}, {ident}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%x : {t}) outs(%ew : {tf}) {{",
+            f"  ^bb0(%a: {dt}, %o: f32):",
+            f"    %v = arith.extf %a : {dt} to f32",
+            "    linalg.yield %v : f32",
+            f"  }} -> {tf}",
+            f"  %es = tensor.empty() : {tf}",
+            f"  %s = linalg.softmax dimension(1) ins(%w : {tf}) outs(%es : {tf}) -> {tf}",
+            f"  %er = tensor.empty() : {t}",
+            f"  %r = linalg.generic {{indexing_maps = [{ident}, {ident}], "
+            f"iterator_types = [\"parallel\", \"parallel\"]}} ins(%s : {tf}) outs(%er : {t}) {{",
+            f"  ^bb0(%a: f32, %o: {dt}):",
+            f"    %v = arith.truncf %a : f32 to {dt}",
+            f"    linalg.yield %v : {dt}",
+            f"  }} -> {t}"]
     return function([("x", t)], t, body, "%r")
 
 
@@ -543,16 +566,16 @@ def mlp_workload(tokens, dim, hidden):
         [tokens, dim], 2 * 2 * tokens * dim * hidden, "compute")
 
 
-def rows_workload(kind, label, rows, cols):
-    inputs = [_input("x", [rows, cols], "f32")]
+def rows_workload(kind, label, rows, cols, dtype="f32"):
+    inputs = [_input("x", [rows, cols], dtype)]
     out_shape = [rows, cols]
     if kind == "layernorm":
         inputs += [_input("gamma", [cols], "f32"), _input("beta", [cols], "f32")]
     if kind == "rowsum":
         out_shape = [rows]
     # Flops are nominal (elements touched); the row is memory bound.
-    return _workload(f"{kind}_f32_{rows}x{cols}", f"{label} f32 {rows}x{cols}", kind,
-                     {"rows": rows, "cols": cols}, "f32", inputs, out_shape,
+    return _workload(f"{kind}_{dtype}_{rows}x{cols}", f"{label} {dtype} {rows}x{cols}",
+                     kind, {"rows": rows, "cols": cols}, dtype, inputs, out_shape,
                      rows * cols, "memory")
 
 
@@ -604,14 +627,19 @@ def workloads(small=False):
     if small:
         sizes, mlp, rows, elems = (64, 128, 256), (128, 64, 256), (128, 256), 1 << 14
         attention = [(4, 64, 64, 32), (4, 128, 128, 16), (4, 1, 256, 32)]
+        long_rows = [(256, 128), (64, 1024)]
     else:
         sizes, mlp, rows, elems = (1024, 4096, 8192), (4096, 1024, 4096), (4096, 4096), 1 << 26
         attention = [(32, 1024, 1024, 128), (32, 2048, 2048, 64), (32, 1, 4096, 128)]
+        # Many short rows and few long ones (issue 13's shapes).
+        long_rows = [(32768, 1024), (1024, 32768)]
     result = [chain_workload(),
               elementwise_workload("scale2", elems), elementwise_workload("gelu", elems),
               rows_workload("softmax", "softmax", *rows),
               rows_workload("layernorm", "layernorm", *rows),
               rows_workload("rowsum", "row sum", *rows)]
+    result += [rows_workload("softmax", "softmax", r, c, dt)
+               for r, c in long_rows for dt in ("f32", "f16")]
     result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32")]
     result.append(mlp_workload(*mlp))
     result += [attention_workload(*shape) for shape in attention]
