@@ -76,6 +76,15 @@ private:
       fused.insert(root);
       addProducers(root, fused);
       addConsumers(fused, rows);
+      // Elementwise producers read by several row ops (a widening of the
+      // input read by the max and by exp(x - max)) have all their users in
+      // the group only now.
+      for (size_t before = 0; before != fused.size();) {
+        before = fused.size();
+        SmallVector<Operation *> members(fused.begin(), fused.end());
+        for (Operation *member : members)
+          addProducers(member, fused);
+      }
       if (fused.size() > group.size() && countYielded(fused) == 1)
         group = std::move(fused);
     }

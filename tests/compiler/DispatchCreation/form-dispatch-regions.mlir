@@ -262,3 +262,43 @@ func.func @transposed_read_does_not_join(%x: tensor<8x8xf32>) -> tensor<8x8xf32>
   } -> tensor<8x8xf32>
   return %t : tensor<8x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// An f16 input widened once and read by both the row max and the
+// subtraction: once the chain is fused, all its users are in the group, so
+// it joins too (one dispatch, reading f16).
+// CHECK-LABEL: func.func @widened_rows
+// CHECK:       kiln.dispatch_region -> (tensor<4x64xf32>) {
+// CHECK-NEXT:    linalg.generic
+// CHECK-SAME:      ins(%{{.+}} : tensor<4x64xf16>)
+// CHECK-NOT:   kiln.dispatch_region
+// CHECK:       return
+func.func @widened_rows(%x: tensor<4x64xf16>) -> tensor<4x64xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e2 = tensor.empty() : tensor<4x64xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x64xf16>) outs(%e2 : tensor<4x64xf32>) {
+  ^bb0(%in: f16, %o: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<4x64xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w : tensor<4x64xf32>) outs(%m0 : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<4xf32>
+  %sub = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %max : tensor<4x64xf32>, tensor<4xf32>) outs(%e2 : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x64xf32>
+  return %sub : tensor<4x64xf32>
+}
