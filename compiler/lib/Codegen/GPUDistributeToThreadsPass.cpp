@@ -175,13 +175,33 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
   Value reducedTotal = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value size : reducedSizes)
     reducedTotal = arith::MulIOp::create(b, loc, reducedTotal, size);
-  // Chunks of `width` consecutive elements per thread and step: one
-  // innermost reduced loop whose extent splits evenly into them.
-  int64_t width = 1;
-  if (vectorWidth > 1 && reducedSizes.size() == 1) {
-    std::optional<int64_t> extent = getConstantIntValue(reducedSizes[0]);
-    if (extent && *extent % (workgroupSize * vectorWidth) == 0)
-      width = vectorWidth;
+  // Chunks of `width` consecutive elements per thread (128 bits of the
+  // widest contiguous input), `unroll` chunks per step: one innermost reduced
+  // loop whose extent splits evenly into them. The chunks of a step are
+  // loaded before any is reduced, so that several loads are in flight.
+  int64_t width = 1, unroll = 1;
+  std::optional<int64_t> extent =
+      reducedSizes.size() == 1 ? getConstantIntValue(reducedSizes[0])
+                               : std::nullopt;
+  if (vectorWidth > 1 && extent) {
+    int64_t bits = 0;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (classifyChunkRead(op, *input, numParallel) == ChunkRead::Vector)
+        bits = std::max<int64_t>(
+            bits, getElementTypeOrSelf(input->get().getType())
+                      .getIntOrFloatBitWidth());
+    for (int64_t w : {bits ? 128 / bits : 1, vectorWidth}) {
+      if (bits && w > 1 && *extent % (workgroupSize * w) == 0) {
+        width = w;
+        break;
+      }
+    }
+    if (width > 1)
+      for (int64_t u : {4, 2})
+        if (*extent % (workgroupSize * width * u) == 0) {
+          unroll = u;
+          break;
+        }
   }
 
   OpOperand *init = op.getDpsInitOperand(0);
@@ -207,15 +227,15 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
       b, loc, lbs, parallelSizes, steps,
       [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
         // 1. Strided partial per thread, running the op's own body: thread
-        //    t takes elements t*width .. t*width + width - 1, then the next
-        //    chunk W*width further, reading contiguous inputs with one
-        //    vector load per chunk.
+        //    t takes elements t*width .. t*width + width - 1 of each chunk
+        //    of W*width, `unroll` chunks per step, reading contiguous
+        //    inputs with one vector load per chunk.
         Value start = tid, stride = threads;
         if (width > 1) {
           Value chunk = arith::ConstantIndexOp::create(nb, loc, width);
           start = arith::MulIOp::create(nb, loc, tid, chunk);
-          stride = arith::ConstantIndexOp::create(nb, loc,
-                                                  workgroupSize * width);
+          stride = arith::ConstantIndexOp::create(
+              nb, loc, workgroupSize * width * unroll);
         }
         auto partialLoop = scf::ForOp::create(
             nb, loc, start, reducedTotal, stride, ValueRange{neutral},
@@ -231,58 +251,72 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                 }
                 return ivs;
               };
+              auto offset = [&](Value base, int64_t by) {
+                return by == 0 ? base
+                               : arith::AddIOp::create(
+                                     lb, loc, base,
+                                     arith::ConstantIndexOp::create(lb, loc,
+                                                                    by))
+                                     .getResult();
+              };
               Block *body = op.getBlock();
-              // Per input: a vector for the chunk, or one scalar for it.
-              DenseMap<OpOperand *, Value> chunkValues;
+              // Per chunk and input: a vector, or one scalar for the chunk.
+              SmallVector<DenseMap<OpOperand *, Value>> chunkValues(unroll);
               if (width > 1) {
-                SmallVector<Value> base = pointAt(k);
-                for (OpOperand *input : op.getDpsInputOperands()) {
-                  switch (classifyChunkRead(op, *input, numParallel)) {
-                  case ChunkRead::Vector: {
-                    auto vectorType = VectorType::get(
-                        {width}, getElementTypeOrSelf(input->get().getType()));
-                    chunkValues[input] = vector::LoadOp::create(
-                        lb, loc, vectorType, input->get(),
-                        applyMap(lb, loc, op.getMatchingIndexingMap(input),
-                                 base));
-                    break;
-                  }
-                  case ChunkRead::Scalar:
-                    chunkValues[input] = loadOperand(lb, loc, op, *input, base);
-                    break;
-                  case ChunkRead::Elementwise:
-                    break;
+                for (int64_t u = 0; u < unroll; ++u) {
+                  SmallVector<Value> base =
+                      pointAt(offset(k, u * workgroupSize * width));
+                  for (OpOperand *input : op.getDpsInputOperands()) {
+                    switch (classifyChunkRead(op, *input, numParallel)) {
+                    case ChunkRead::Vector: {
+                      auto vectorType = VectorType::get(
+                          {width},
+                          getElementTypeOrSelf(input->get().getType()));
+                      chunkValues[u][input] = vector::LoadOp::create(
+                          lb, loc, vectorType, input->get(),
+                          applyMap(lb, loc, op.getMatchingIndexingMap(input),
+                                   base));
+                      break;
+                    }
+                    case ChunkRead::Scalar:
+                      // The same for every chunk of the row: loaded once.
+                      chunkValues[u][input] =
+                          u == 0 ? loadOperand(lb, loc, op, *input, base)
+                                 : chunkValues[0][input];
+                      break;
+                    case ChunkRead::Elementwise:
+                      break;
+                    }
                   }
                 }
               }
               Value acc = iterArgs.front();
-              for (int64_t e = 0; e < width; ++e) {
-                Value index =
-                    e == 0 ? k
-                           : arith::AddIOp::create(
-                                 lb, loc, k,
-                                 arith::ConstantIndexOp::create(lb, loc, e));
-                SmallVector<Value> ivs = pointAt(index);
-                IRMapping mapping;
-                for (OpOperand *input : op.getDpsInputOperands()) {
-                  Value value = chunkValues.lookup(input);
-                  if (value && isa<VectorType>(value.getType()))
-                    value = vector::ExtractOp::create(lb, loc, value,
-                                                      ArrayRef<int64_t>{e});
-                  if (!value)
-                    value = loadOperand(lb, loc, op, *input, ivs);
-                  mapping.map(body->getArgument(input->getOperandNumber()),
-                              value);
-                }
-                mapping.map(body->getArgument(init->getOperandNumber()), acc);
-                for (Operation &inner : body->without_terminator()) {
-                  if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-                    mapping.map(index.getResult(), ivs[index.getDim()]);
-                    continue;
+              for (int64_t u = 0; u < unroll; ++u) {
+                Value chunkStart = offset(k, u * workgroupSize * width);
+                for (int64_t e = 0; e < width; ++e) {
+                  SmallVector<Value> ivs = pointAt(offset(chunkStart, e));
+                  IRMapping mapping;
+                  for (OpOperand *input : op.getDpsInputOperands()) {
+                    Value value = chunkValues[u].lookup(input);
+                    if (value && isa<VectorType>(value.getType()))
+                      value = vector::ExtractOp::create(
+                          lb, loc, value, ArrayRef<int64_t>{e});
+                    if (!value)
+                      value = loadOperand(lb, loc, op, *input, ivs);
+                    mapping.map(body->getArgument(input->getOperandNumber()),
+                                value);
                   }
-                  lb.clone(inner, mapping);
+                  mapping.map(body->getArgument(init->getOperandNumber()),
+                              acc);
+                  for (Operation &inner : body->without_terminator()) {
+                    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+                      mapping.map(index.getResult(), ivs[index.getDim()]);
+                      continue;
+                    }
+                    lb.clone(inner, mapping);
+                  }
+                  acc = mapping.lookup(body->getTerminator()->getOperand(0));
                 }
-                acc = mapping.lookup(body->getTerminator()->getOperand(0));
               }
               scf::YieldOp::create(lb, loc, acc);
             });

@@ -12,7 +12,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -104,6 +107,55 @@ static void inlineForallBody(RewriterBase &rewriter, scf::ForallOp forall,
   rewriter.eraseOp(forall);
 }
 
+// Whether `op` only reads memory or has no memory effects.
+static bool isReadOnly(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  return effects && effects.onlyHasEffect<MemoryEffects::Read>();
+}
+
+// In the body of a thread loop that runs `copies` iterations of a forall
+// per step: moves every load (and the index arithmetic it needs) ahead of
+// the first store, so that the copies' loads are in flight together. The
+// forall's iterations are independent, so any interleaving of them is one
+// of its valid executions. Bodies with other effects are left alone.
+static void hoistLoads(scf::ForOp loop) {
+  Block *body = loop.getBody();
+  for (Operation &op : body->without_terminator())
+    if (op.getNumRegions() != 0 ||
+        (!isReadOnly(&op) && !isa<memref::StoreOp, vector::StoreOp,
+                                  vector::TransferWriteOp>(op)))
+      return;
+  // Loads and the index arithmetic they need move; what computes on loaded
+  // values stays where it is (after all the loads now).
+  llvm::SmallPtrSet<Operation *, 32> early, loaded;
+  Operation *last = nullptr; // the last op moved to the front
+  for (Operation &op : llvm::make_early_inc_range(body->without_terminator())) {
+    bool usesLoaded = llvm::any_of(op.getOperands(), [&](Value v) {
+      return loaded.contains(v.getDefiningOp());
+    });
+    bool isLoad = !isMemoryEffectFree(&op) && isReadOnly(&op);
+    if (usesLoaded || isLoad)
+      loaded.insert(&op);
+    if (!isReadOnly(&op) || usesLoaded)
+      continue;
+    bool ready = llvm::all_of(op.getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def ? def->getBlock() != body || early.contains(def)
+                 : v.getParentBlock() != body || v == loop.getInductionVar();
+    });
+    if (!ready)
+      continue;
+    if (last)
+      op.moveAfter(last);
+    else
+      op.moveBefore(body, body->begin());
+    early.insert(&op);
+    last = &op;
+  }
+}
+
 struct GPUMapToIdsPass
     : public kiln::impl::GPUMapToIdsPassBase<GPUMapToIdsPass> {
   void runOnOperation() override {
@@ -187,12 +239,38 @@ struct GPUMapToIdsPass
         inlineForallBody(rewriter, forall, *order, trips, tid, insertBefore);
         continue;
       }
+      // A static number of rounds that splits evenly: `copies` rounds per
+      // step, their loads issued together.
+      int64_t copies = 1;
+      if (staticTotal)
+        for (int64_t c : {4, 2})
+          if (*staticTotal % (workgroupSize * c) == 0) {
+            copies = c;
+            break;
+          }
       Value ub = getValueOrCreateConstantIndexOp(rewriter, loc, total);
-      Value step = arith::ConstantIndexOp::create(rewriter, loc, workgroupSize);
+      Value step = arith::ConstantIndexOp::create(rewriter, loc,
+                                                  workgroupSize * copies);
       auto loop = scf::ForOp::create(rewriter, loc, tid, ub, step);
+      // Copies 1 .. copies - 1 are clones, made before the forall's own body
+      // (copy 0) is moved into the loop.
+      SmallVector<scf::ForallOp> clones;
+      rewriter.setInsertionPoint(forall);
+      for (int64_t c = 1; c < copies; ++c)
+        clones.push_back(cast<scf::ForallOp>(rewriter.clone(*forall)));
+      Operation *end = loop.getBody()->getTerminator();
       inlineForallBody(rewriter, forall, *order, trips,
-                       loop.getInductionVar(),
-                       loop.getBody()->getTerminator());
+                       loop.getInductionVar(), end);
+      for (auto [c, copy] : llvm::enumerate(clones)) {
+        rewriter.setInsertionPoint(end);
+        Value linear = arith::AddIOp::create(
+            rewriter, loc, loop.getInductionVar(),
+            arith::ConstantIndexOp::create(rewriter, loc,
+                                           (c + 1) * workgroupSize));
+        inlineForallBody(rewriter, copy, *order, trips, linear, end);
+      }
+      if (copies > 1)
+        hoistLoads(loop);
     }
 
     // Workgroups: the grid is linear along x.

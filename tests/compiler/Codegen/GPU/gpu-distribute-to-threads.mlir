@@ -155,22 +155,27 @@ func.func @row_sum_f64_tree(%in: memref<2x3000xf64>, %out: memref<2xf64>)
 
 // -----
 
-// reduction_vector = 4 with a row of 4096 = 16 chunks of 256 x 4: thread t
-// reads elements 4t .. 4t + 3 with one vector load of the contiguous input
-// and one scalar load of the row value (broadcast along the row), runs the
-// body on the four elements in order, then steps 1024 elements on.
+// reduction_vector = 4 with a row of 4096 = 4 steps of 4 chunks of 256 x 4:
+// thread t reads elements 4t .. 4t + 3 of each chunk with one vector load
+// per chunk (all four loaded before any is reduced) and the row value
+// (broadcast along the row) with one scalar load, runs the body on the
+// sixteen elements in order, then steps 4096 elements on.
 // CHECK-LABEL: func.func @row_chunks
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[START:.*]] = arith.muli %[[TID]], %c4
-// CHECK: scf.for %[[K:.*]] = %[[START]] to %{{.*}} step %c1024 iter_args(%[[ACC:.*]] =
-// CHECK:   %[[V:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<2x4096xf32>, vector<4xf32>
+// CHECK: scf.for %[[K:.*]] = %[[START]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] =
+// CHECK:   %[[V0:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<2x4096xf32>, vector<4xf32>
 // CHECK:   %[[M:.*]] = memref.load %arg1[
-// CHECK:   %[[E0:.*]] = vector.extract %[[V]][0]
+// CHECK:   %[[V1:.*]] = vector.load %arg0
+// CHECK:   %[[V2:.*]] = vector.load %arg0
+// CHECK:   %[[V3:.*]] = vector.load %arg0
+// CHECK-NOT: memref.load %arg1
+// CHECK:   %[[E0:.*]] = vector.extract %[[V0]][0]
 // CHECK:   %[[D0:.*]] = arith.subf %[[E0]], %[[M]]
 // CHECK:   %[[S0:.*]] = arith.addf %[[D0]], %[[ACC]]
-// CHECK:   vector.extract %[[V]][1]
-// CHECK:   vector.extract %[[V]][2]
-// CHECK:   %[[E3:.*]] = vector.extract %[[V]][3]
+// CHECK:   vector.extract %[[V1]][0]
+// CHECK:   vector.extract %[[V2]][0]
+// CHECK:   %[[E3:.*]] = vector.extract %[[V3]][3]
 // CHECK:   %[[D3:.*]] = arith.subf %[[E3]], %[[M]]
 // CHECK:   %[[S3:.*]] = arith.addf %[[D3]], %{{.*}}
 // CHECK:   scf.yield %[[S3]] : f32

@@ -9,9 +9,13 @@
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[WG:.*]]:2 = affine.delinearize_index %[[BID]] into (16, 32)
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: scf.for %[[LIN:.*]] = %[[TID]] to %c256 step %c128 {
+// Two rounds per thread: one step runs both (iterations lin and lin + 128).
+// CHECK: scf.for %[[LIN:.*]] = %[[TID]] to %c256 step %{{.*}} {
 // CHECK:   %[[T:.*]]:2 = affine.delinearize_index %[[LIN]] into (16, 16)
+// CHECK:   %[[LIN1:.*]] = arith.addi %[[LIN]], %c128
+// CHECK:   %[[T1:.*]]:2 = affine.delinearize_index %[[LIN1]] into (16, 16)
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[T]]#0, %[[T]]#1]
+// CHECK:   memref.store %{{.*}}, %{{.*}}[%[[T1]]#0, %[[T1]]#1]
 // CHECK: %[[TID2:.*]] = gpu.thread_id x
 // CHECK: %[[ACTIVE:.*]] = arith.cmpi ult, %[[TID2]], %c100
 // CHECK: scf.if %[[ACTIVE]] {
@@ -40,5 +44,28 @@ func.func @unmapped(%out: memref<4xf32>)
   scf.forall (%i) in (4) {
     memref.store %zero, %out[%i] : memref<4xf32>
   }
+  return
+}
+
+// -----
+
+// Four rounds per thread (512 iterations over 128 threads) run in one step,
+// and the rounds' loads (with their index arithmetic) move ahead of the
+// first store and of any use of a loaded value, so that all four are in
+// flight together (the forall's iterations are independent).
+// CHECK-LABEL: func.func @loads_first
+// CHECK: scf.for %[[LIN:.*]] = %{{.*}} to %c512 step %{{.*}} {
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK-NOT: memref.load
+// CHECK-COUNT-4: memref.store
+// CHECK-NOT: memref.load
+// CHECK: }
+func.func @loads_first(%in: memref<512xf32>, %out: memref<512xf32>)
+    attributes {kiln.gpu_strategy = {workgroup_size = array<i64: 128, 1, 1>}} {
+  scf.forall (%k) in (512) {
+    %x = memref.load %in[%k] : memref<512xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %out[%k] : memref<512xf32>
+  } {mapping = [#gpu.thread<linear_dim_0>]}
   return
 }
