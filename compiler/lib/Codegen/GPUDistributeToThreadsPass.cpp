@@ -159,7 +159,8 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                                          Operation *combiner,
                                          int64_t workgroupSize,
                                          int64_t subgroupSize,
-                                         int64_t vectorWidth) {
+                                         int64_t vectorWidth,
+                                         bool subgroupRows) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   OpBuilder &b = rewriter;
@@ -175,6 +176,25 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
   Value reducedTotal = arith::ConstantIndexOp::create(b, loc, 1);
   for (Value size : reducedSizes)
     reducedTotal = arith::MulIOp::create(b, loc, reducedTotal, size);
+  OpOperand *init = op.getDpsInitOperand(0);
+  Type accType = getElementTypeOrSelf(init->get().getType());
+  std::optional<gpu::AllReduceOperation> subgroupKind;
+  if (subgroupSize > 1 && workgroupSize % subgroupSize == 0)
+    subgroupKind = getSubgroupReduceKind(combiner, accType);
+  // "subgroup" rows: each subgroup reduces one row of the workgroup's tile
+  // on its own (lanes only, no shared memory, no barrier), when the tile has
+  // one row per subgroup and the combiner has a subgroup reduction.
+  int64_t tileRows = 1;
+  for (Value size : parallelSizes) {
+    std::optional<int64_t> rows = getConstantIntValue(size);
+    tileRows = rows ? tileRows * *rows : -1;
+    if (tileRows < 0)
+      break;
+  }
+  const bool perSubgroup = subgroupRows && subgroupKind &&
+                           tileRows == workgroupSize / subgroupSize;
+  // Threads that reduce one row together.
+  const int64_t span = perSubgroup ? subgroupSize : workgroupSize;
   // Chunks of `width` consecutive elements per thread (128 bits of the
   // widest contiguous input), `unroll` chunks per step: one innermost reduced
   // loop whose extent splits evenly into them. The chunks of a step are
@@ -191,51 +211,50 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
             bits, getElementTypeOrSelf(input->get().getType())
                       .getIntOrFloatBitWidth());
     for (int64_t w : {bits ? 128 / bits : 1, vectorWidth}) {
-      if (bits && w > 1 && *extent % (workgroupSize * w) == 0) {
+      if (bits && w > 1 && *extent % (span * w) == 0) {
         width = w;
         break;
       }
     }
     if (width > 1)
       for (int64_t u : {4, 2})
-        if (*extent % (workgroupSize * width * u) == 0) {
+        if (*extent % (span * width * u) == 0) {
           unroll = u;
           break;
         }
   }
 
-  OpOperand *init = op.getDpsInitOperand(0);
-  Type accType = getElementTypeOrSelf(init->get().getType());
-  std::optional<gpu::AllReduceOperation> subgroupKind;
-  if (subgroupSize > 1 && workgroupSize % subgroupSize == 0)
-    subgroupKind = getSubgroupReduceKind(combiner, accType);
   const int64_t slots =
       subgroupKind ? workgroupSize / subgroupSize : workgroupSize;
   auto sharedType = MemRefType::get(
       {slots}, accType, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  Value shared = memref::AllocOp::create(b, loc, sharedType);
+  // Subgroup rows need no shared memory.
+  Value shared =
+      perSubgroup ? Value() : memref::AllocOp::create(b, loc, sharedType);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value threads = arith::ConstantIndexOp::create(b, loc, workgroupSize);
+  Value threads = arith::ConstantIndexOp::create(b, loc, span);
   Value neutral = arith::ConstantOp::create(
       b, loc, *arith::getNeutralElement(combiner));
+  // The thread's index among the `span` that share its row.
+  Value self = tid;
+  if (perSubgroup)
+    self = arith::RemUIOp::create(
+        b, loc, tid, arith::ConstantIndexOp::create(b, loc, subgroupSize));
 
-  SmallVector<Value> lbs(numParallel, zero), steps(numParallel, one);
-  scf::buildLoopNest(
-      b, loc, lbs, parallelSizes, steps,
-      [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
+  auto reduceRow = [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
         // 1. Strided partial per thread, running the op's own body: thread
         //    t takes elements t*width .. t*width + width - 1 of each chunk
         //    of W*width, `unroll` chunks per step, reading contiguous
         //    inputs with one vector load per chunk.
-        Value start = tid, stride = threads;
+        Value start = self, stride = threads;
         if (width > 1) {
           Value chunk = arith::ConstantIndexOp::create(nb, loc, width);
-          start = arith::MulIOp::create(nb, loc, tid, chunk);
-          stride = arith::ConstantIndexOp::create(
-              nb, loc, workgroupSize * width * unroll);
+          start = arith::MulIOp::create(nb, loc, self, chunk);
+          stride = arith::ConstantIndexOp::create(nb, loc,
+                                                  span * width * unroll);
         }
         auto partialLoop = scf::ForOp::create(
             nb, loc, start, reducedTotal, stride, ValueRange{neutral},
@@ -265,7 +284,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
               if (width > 1) {
                 for (int64_t u = 0; u < unroll; ++u) {
                   SmallVector<Value> base =
-                      pointAt(offset(k, u * workgroupSize * width));
+                      pointAt(offset(k, u * span * width));
                   for (OpOperand *input : op.getDpsInputOperands()) {
                     switch (classifyChunkRead(op, *input, numParallel)) {
                     case ChunkRead::Vector: {
@@ -292,7 +311,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
               }
               Value acc = iterArgs.front();
               for (int64_t u = 0; u < unroll; ++u) {
-                Value chunkStart = offset(k, u * workgroupSize * width);
+                Value chunkStart = offset(k, u * span * width);
                 for (int64_t e = 0; e < width; ++e) {
                   SmallVector<Value> ivs = pointAt(offset(chunkStart, e));
                   IRMapping mapping;
@@ -321,6 +340,27 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
               scf::YieldOp::create(lb, loc, acc);
             });
         Value partial = partialLoop.getResult(0);
+        if (perSubgroup) {
+          // 2. Across the lanes of the row's subgroup; lane 0 folds the
+          //    total into the output.
+          Value total = gpu::SubgroupReduceOp::create(
+              nb, loc, partial, *subgroupKind, /*uniform=*/true,
+              /*cluster_size=*/IntegerAttr(), /*cluster_stride=*/1);
+          Value leader = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::eq, self, zero);
+          scf::IfOp::create(nb, loc, leader, [&](OpBuilder &ib, Location loc) {
+            SmallVector<Value> ivs(parallelIvs);
+            ivs.append(reducedSizes.size(), zero);
+            SmallVector<Value> outIndices =
+                applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
+            Value old =
+                memref::LoadOp::create(ib, loc, init->get(), outIndices);
+            memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
+                                    init->get(), outIndices);
+            scf::YieldOp::create(ib, loc);
+          });
+          return;
+        }
         if (subgroupKind) {
           // 2. Across the lanes of each subgroup, then the subgroups'
           //    totals through shared memory.
@@ -401,7 +441,24 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                                   init->get(), outIndices);
           scf::YieldOp::create(ib, loc);
         });
-      });
+  };
+  if (perSubgroup) {
+    // Row r of the tile is subgroup r's.
+    Value subgroup = arith::DivUIOp::create(
+        b, loc, tid, arith::ConstantIndexOp::create(b, loc, subgroupSize));
+    SmallVector<Value> ivs;
+    if (parallelSizes.size() == 1) {
+      ivs.push_back(subgroup);
+    } else {
+      auto delin = affine::AffineDelinearizeIndexOp::create(
+          b, loc, subgroup, getAsOpFoldResult(parallelSizes));
+      llvm::append_range(ivs, delin.getResults());
+    }
+    reduceRow(b, loc, ivs);
+  } else {
+    SmallVector<Value> lbs(numParallel, zero), steps(numParallel, one);
+    scf::buildLoopNest(b, loc, lbs, parallelSizes, steps, reduceRow);
+  }
   Operation *last = op->getPrevNode();
   rewriter.eraseOp(op);
   return last;
@@ -647,8 +704,12 @@ struct GPUDistributeToThreadsPass
     if (auto attr = strategy.getAs<IntegerAttr>("thread_tile"))
       threadTile = std::max<int64_t>(1, attr.getInt());
     auto reductionAttr = strategy.getAs<StringAttr>("reduction");
+    // "subgroup": a workgroup reduces one row per subgroup, cooperatively
+    // like "workgroup" otherwise.
+    bool subgroupRows = reductionAttr && reductionAttr.getValue() == "subgroup";
     bool workgroupReduction =
-        reductionAttr && reductionAttr.getValue() == "workgroup";
+        reductionAttr &&
+        (reductionAttr.getValue() == "workgroup" || subgroupRows);
 
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
@@ -672,10 +733,12 @@ struct GPUDistributeToThreadsPass
       }
       Operation *combiner = workgroupReduction ? getInnermostReductionCombiner(op) : nullptr;
       std::optional<int64_t> reduced = staticReductionSize(op);
-      if (combiner && reduced && *reduced >= workgroupSize) {
+      if (combiner && reduced &&
+          *reduced >= (subgroupRows ? subgroupSize : workgroupSize)) {
         distributed.push_back(
             emitWorkgroupReduction(rewriter, op, combiner, workgroupSize,
-                                   subgroupSize, reductionVector));
+                                   subgroupSize, reductionVector,
+                                   subgroupRows));
         continue;
       }
       FailureOr<Operation *> replacement =

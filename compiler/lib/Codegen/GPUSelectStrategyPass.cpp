@@ -261,11 +261,46 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
                        [](utils::IteratorType it) {
                          return it == utils::IteratorType::parallel;
                        });
-      if (reduced >= threads && leadingParallel &&
+      int64_t rows = 1;
+      for (int64_t s : ArrayRef(*rootSizes).take_front(numParallel))
+        rows *= s;
+      // Many short rows: one row per subgroup (lanes only, no shared
+      // memory or barrier in the reduction), when that still fills the GPU
+      // (about 2^19 threads in flight on 132 SMs x 2048, or 304 CUs x
+      // 2048) and the combiner has a 32-bit subgroup reduction.
+      int64_t subgroups = threads / subgroupSize;
+      Operation *combiner = getInnermostReductionCombiner(rootLinalg);
+      Type accType = getElementTypeOrSelf(
+          rootLinalg.getDpsInitOperand(0)->get().getType());
+      bool subgroupCombiner = combiner && accType.isIntOrFloat() &&
+                              accType.getIntOrFloatBitWidth() == 32 &&
+                              isa<arith::AddFOp, arith::AddIOp,
+                                  arith::MaxNumFOp, arith::MinNumFOp,
+                                  arith::MaximumFOp, arith::MinimumFOp,
+                                  arith::MaxSIOp, arith::MinSIOp>(combiner);
+      bool subgroupRows =
+          subgroups > 1 && subgroupCombiner && numParallel >= 1 &&
+          rows * subgroupSize >= (int64_t{1} << 19) && reduced <= 4096 &&
+          reduced >= subgroupSize &&
+          (*rootSizes)[numParallel - 1] % subgroups == 0;
+      if ((reduced >= threads || subgroupRows) && leadingParallel &&
           (rank == numParallel || rank == rootSizes->size())) {
         strategy.reduction = "workgroup";
+        // Few long rows: wider workgroups, so that the grid still fills a
+        // large GPU (as above) and each thread keeps several chunks per
+        // pass.
+        while (threads * 2 <= maxWorkgroupSize &&
+               rows * threads < (int64_t{1} << 19) &&
+               reduced >= threads * 2 * kVectorBits / 8) {
+          threads *= 2;
+          strategy.workgroupSize = threads;
+        }
         for (unsigned i = 0; i < numParallel; ++i)
           strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
+        if (subgroupRows) {
+          strategy.reduction = "subgroup";
+          strategy.workgroupTile[numParallel - 1] = subgroups;
+        }
         // Every reduction of the row reads whole 128-bit chunks per thread
         // when the reduced extent splits evenly into them (the widest input
         // element of the root decides the width), and a result spanning the
@@ -276,8 +311,9 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
           if (type.isIntOrFloat())
             bits = std::max<int64_t>(bits, type.getIntOrFloatBitWidth());
         }
+        int64_t span = strategy.reduction == "subgroup" ? subgroupSize : threads;
         if (bits >= 8 && bits <= 32 &&
-            reduced % (threads * (kVectorBits / bits)) == 0)
+            reduced % (span * (kVectorBits / bits)) == 0)
           strategy.reductionVector = kVectorBits / bits;
         int64_t outBits = elementBits(producer);
         if (producer != root && rank == rootSizes->size() && outBits >= 8 &&
@@ -288,7 +324,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     }
   }
 
-  if (strategy.reduction != "workgroup") {
+  if (strategy.reduction != "workgroup" && strategy.reduction != "subgroup") {
     // Elementwise kernels let each thread handle a 128-bit chunk of the
     // innermost loop when the shape allows it.
     int64_t bits = elementBits(producer);

@@ -130,6 +130,9 @@ struct GPUVectorizePass
                                                    /*maxTransferRank=*/1);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
+    // linalg.index in a chunk vectorizes to vector.step, which no
+    // conversion to LLVM takes: a constant [0, 1, ...] instead.
+    vector::populateVectorStepLoweringPatterns(patterns);
     vector::populateVectorToVectorCanonicalizationPatterns(patterns);
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();

@@ -260,3 +260,75 @@ func.func @main(%x: tensor<4x300xf32>) -> (tensor<4x300xf32>, tensor<4xf32>) {{
 }}""",
     [Run("main", [T(x, "f32")], [T(softmax(x), "f32"), T(x.max(-1), "f32")],
          atol=1e-6, rtol=2e-5)]))
+
+# Enough short rows for the GPU's one-row-per-subgroup form (16384 rows of
+# 32): the rows are computed in the program from a 32-element input (row i
+# scales it by (i mod 13) - 6), and the softmax is checked through its
+# column sums, which keep the expected output small. The sums are a named
+# linalg.reduce: a generic consumer would take the division into its own
+# kernel and leave the chain two results.
+c = f32(32, lo=-1.5, hi=1.5)
+rows = 16384
+scale = ((np.arange(rows) % 13) - 6).astype(np.float64)
+xs = scale[:, None] * c.astype(np.float64)[None, :]
+checksum = softmax(xs).sum(axis=0)
+CASES.append(Case(
+    "softmax/many_rows_softmax_f32_16384x32.mlir",
+    "Softmax over 16384 rows of 32 built in the program (one dispatch), checked by its column sums (linalg.reduce).",
+    f"""{ID}
+#colin = affine_map<(i, j) -> (j)>
+func.func @main(%c: tensor<32xf32>) -> tensor<32xf32> {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %ex = tensor.empty() : tensor<{rows}x32xf32>
+  %x = linalg.generic {{indexing_maps = [#colin, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%c : tensor<32xf32>) outs(%ex : tensor<{rows}x32xf32>) {{
+  ^bb0(%cj: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %c13 = arith.constant 13 : index
+    %c6 = arith.constant 6.0 : f32
+    %m = arith.remui %i, %c13 : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %s = arith.subf %mf, %c6 : f32
+    %v = arith.mulf %s, %cj : f32
+    linalg.yield %v : f32
+  }} -> tensor<{rows}x32xf32>
+  %e1 = tensor.empty() : tensor<{rows}xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %max = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<{rows}x32xf32>) outs(%m0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}xf32>
+  %exp = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %max : tensor<{rows}x32xf32>, tensor<{rows}xf32>) outs(%ex : tensor<{rows}x32xf32>) {{
+  ^bb0(%in: f32, %mx: f32, %o: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }} -> tensor<{rows}x32xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%exp : tensor<{rows}x32xf32>) outs(%s0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}xf32>
+  %sm = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%exp, %sum : tensor<{rows}x32xf32>, tensor<{rows}xf32>) outs(%ex : tensor<{rows}x32xf32>) {{
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %0 = arith.divf %in, %s : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}x32xf32>
+  %ec = tensor.empty() : tensor<32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%ec : tensor<32xf32>) -> tensor<32xf32>
+  %cs = linalg.reduce ins(%sm : tensor<{rows}x32xf32>) outs(%z : tensor<32xf32>) dimensions = [0]
+    (%p: f32, %acc: f32) {{
+      %0 = arith.addf %p, %acc : f32
+      linalg.yield %0 : f32
+    }}
+  return %cs : tensor<32xf32>
+}}""",
+    [Run("main", [T(c, "f32")], [T(checksum, "f32")], atol=1e-3, rtol=1e-4)]))

@@ -208,3 +208,35 @@ func.func @row_not_chunked(%in: memref<2x1000xf32>, %out: memref<2xf32>)
   }
   return
 }
+
+// -----
+
+// "subgroup" rows: the workgroup's tile has 4 rows, one per subgroup of 32
+// lanes; each lane strides over its subgroup's row, the subgroup reduces
+// across lanes, and lane 0 folds the total into the row's output. No shared
+// memory and no barrier inside the reduction.
+// CHECK-LABEL: func.func @subgroup_rows
+// CHECK-NOT: memref.alloc
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK: %[[ROW:.*]] = arith.divui %[[TID]], %c32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:   %[[R:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// CHECK:   vector.load %arg0[%[[R]], %{{.*}}] : memref<4x512xf32>, vector<4xf32>
+// CHECK: %[[TOTAL:.*]] = gpu.subgroup_reduce add
+// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if %[[LEAD]]
+// CHECK:   memref.load %arg1[%{{.*}}]
+// CHECK:   memref.store %{{.*}}, %arg1[%{{.*}}]
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @subgroup_rows(%in: memref<4x512xf32>, %out: memref<4xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "subgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<4x512xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -199,3 +199,41 @@ func.func @elementwise_f16(%a: tensor<64x512xf16>) -> tensor<64x512xf16> {
   } -> tensor<64x512xf16>
   return %r : tensor<64x512xf16>
 }
+
+// -----
+
+// Many short rows (32768 of 1024): one row per subgroup, four rows per
+// workgroup; each lane reads 128-bit chunks.
+// WAVE32-LABEL: func.func @many_short_rows
+// WAVE32-SAME: reduction = "subgroup", reduction_vector = 4 : i64
+// WAVE32-SAME: workgroup_count = array<i64: 8192, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 4, 0>
+func.func @many_short_rows(%x: tensor<32768x1024xf32>) -> tensor<32768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32768xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32768xf32>) -> tensor<32768xf32>
+  %r = linalg.reduce ins(%x : tensor<32768x1024xf32>) outs(%f : tensor<32768xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<32768xf32>
+}
+
+// -----
+
+// Few long rows (1024 of 32768): wider workgroups (512 threads), so that
+// 1024 workgroups still fill the GPU.
+// WAVE32-LABEL: func.func @few_long_rows
+// WAVE32-SAME: reduction = "workgroup", reduction_vector = 4 : i64
+// WAVE32-SAME: workgroup_count = array<i64: 1024, 1, 1>, workgroup_size = array<i64: 512, 1, 1>, workgroup_tile = array<i64: 1, 0>
+func.func @few_long_rows(%x: tensor<1024x32768xf32>) -> tensor<1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
+  %r = linalg.reduce ins(%x : tensor<1024x32768xf32>) outs(%f : tensor<1024xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<1024xf32>
+}
