@@ -12,6 +12,7 @@
 #include "kiln/Codegen/CrashContext.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/HostLowering/ModuleWriter.h"
+#include "kiln/Pipelines/Frontend.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "kiln/Target/CUDA/CUDATarget.h"
 #include "kiln/Target/Host/HostTarget.h"
@@ -19,15 +20,9 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
@@ -351,22 +346,6 @@ static std::string getCompileFlags(int argc, char **argv) {
   return flags;
 }
 
-// A shard.grid axis of extent 0 has no device to run on (and crashes
-// upstream verifiers that divide by it): a located error.
-static LogicalResult checkGridExtents(ModuleOp module) {
-  LogicalResult result = success();
-  module.walk([&](shard::GridOp grid) {
-    for (auto [axis, extent] : llvm::enumerate(grid.getShape()))
-      if (extent == 0) {
-        grid.emitError() << "shard.grid '" << grid.getSymName() << "' axis "
-                         << axis << " has extent 0: every axis needs at "
-                                    "least one device";
-        result = failure();
-      }
-  });
-  return result;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // A crash is Kiln's bug, not the user's: say so first, then LLVM's stack
@@ -428,10 +407,7 @@ int main(int argc, char **argv) {
     }
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registry.insert<kiln::KilnDialect>();
+  kiln::registerKilnCompilerDialects(registry);
   MLIRContext context(registry);
   // Users read diagnostics against their own source; the generic form of the
   // failing op is noise unless asked for with --mlir-print-op-on-diagnostic.
@@ -443,12 +419,8 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  // Parsed unverified first: some upstream verifiers divide by a shard
-  // grid's extents, so a grid with an empty axis is refused before them.
-  ParserConfig parserConfig(&context, /*verifyAfterParse=*/false);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, parserConfig);
-  if (!module || failed(checkGridExtents(*module)) || failed(verify(*module)))
+  OwningOpRef<ModuleOp> module = kiln::parseKilnProgram(sourceMgr, context);
+  if (!module)
     return 1;
 
   // In-process lld (host codegen) resets every cl::opt of the process to its
