@@ -140,7 +140,7 @@ TEST_P(ProfileTest, SpanProfileTimesTheWholeSubmission) {
   EXPECT_EQ(last, value);
 
   kiln_hal_execution_profile_t bad = {};
-  bad.mode = static_cast<kiln_hal_profile_mode_t>(9);
+  bad.mode = 9;
   kiln_hal_semaphore_list_t none = semaphoreList(nullptr, nullptr, 0);
   KILN_EXPECT_STATUS(KILN_STATUS_INVALID_ARGUMENT,
                      kiln_hal_device_queue_execute_profiled(

@@ -395,8 +395,8 @@ kiln_status_t kiln_hal_device_queue_execute_profiled(
   if (profile->mode != KILN_HAL_PROFILE_COMMANDS &&
       profile->mode != KILN_HAL_PROFILE_SPAN)
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
-                            "%s: unknown profile mode %d", __func__,
-                            static_cast<int>(profile->mode));
+                            "%s: unknown profile mode %u", __func__,
+                            profile->mode);
   return queueExecute(__func__, device, affinity, wait, signal,
                       command_buffer_count, command_buffers, binding_tables,
                       profile);

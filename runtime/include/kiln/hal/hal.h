@@ -700,7 +700,9 @@ typedef enum kiln_hal_profile_mode_e {
 // Filled by a profiled submission before its signal semaphores are
 // signalled. The caller owns it and keeps it alive until then.
 typedef struct kiln_hal_execution_profile_t {
-  kiln_hal_profile_mode_t mode;
+  // A kiln_hal_profile_mode_t (kept as an integer: any value a caller
+  // stores is checked, none is undefined behaviour).
+  uint32_t mode;
   uint32_t timing_capacity;             // entries |timings| can hold
   uint32_t timing_count;                // commands timed (may exceed capacity)
   kiln_hal_command_timing_t* timings;   // the first min(capacity, count)
