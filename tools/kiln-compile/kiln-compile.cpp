@@ -9,6 +9,8 @@
 // located diagnostic and a non-zero exit status.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdlib>
+
 #include "kiln/Codegen/CrashContext.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/HostLowering/ModuleWriter.h"
@@ -417,9 +419,29 @@ int main(int argc, char **argv) {
 
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // SourceMgrDiagnosticHandler with its printing reachable from the handler
+  // below.
+  struct Diagnostics : SourceMgrDiagnosticHandler {
+    using SourceMgrDiagnosticHandler::SourceMgrDiagnosticHandler;
+    void print(Diagnostic &diagnostic) { emitDiagnostic(diagnostic); }
+  } diagnostics(sourceMgr, &context);
 
+  // The parser stops at its first error, but some upstream op parsers go on
+  // to use what failed to parse (LLVM 22: linalg.reduce with a malformed
+  // `dimensions =` dereferences a null attribute). The first parse error is
+  // therefore the end of this compile: printed, then exit status 1.
+  bool parsing = true;
+  DiagnosticEngine::HandlerID stopAtParseError =
+      context.getDiagEngine().registerHandler([&](Diagnostic &diagnostic) {
+        if (!parsing || diagnostic.getSeverity() != DiagnosticSeverity::Error)
+          return failure(); // the source manager handler prints it
+        diagnostics.print(diagnostic);
+        llvm::errs().flush();
+        std::_Exit(1);
+      });
   OwningOpRef<ModuleOp> module = kiln::parseKilnProgram(sourceMgr, context);
+  parsing = false;
+  context.getDiagEngine().eraseHandler(stopAtParseError);
   if (!module)
     return 1;
 

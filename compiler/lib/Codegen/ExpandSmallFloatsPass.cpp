@@ -172,7 +172,7 @@ struct ExpandF16TruncF : OpRewritePattern<arith::TruncFOp> {
         b, loc,
         arith::AddIOp::create(b, loc, abs,
                               c(static_cast<int64_t>(
-                                    static_cast<uint32_t>((15 - 127) << 23)) +
+                                    static_cast<uint32_t>(15 - 127) << 23) +
                                 0xfff)),
         mantOdd);
     Value normal = arith::ShRUIOp::create(b, loc, rounded, c(13));

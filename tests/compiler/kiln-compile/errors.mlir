@@ -20,6 +20,11 @@
 // type, LLVM 22) ends with Kiln's internal-compiler-error report first.
 // RUN: not --crash kiln-compile %t/crash.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=ICE
 // RUN: not test -e %t/out.vmfb
+// Upstream's linalg.reduce parser dereferences a null attribute after
+// reporting a malformed `dimensions =` (found by tests/fuzz compile_fuzzer):
+// kiln-compile ends at the first parse error, so the user sees it and exit
+// status 1, not a crash.
+// RUN: not kiln-compile %t/reduce-dims.mlir -o %t/out.vmfb 2>&1 | FileCheck %s --check-prefix=REDUCEDIMS
 // A crash inside a pass names the pass and the op it ran on, for a phase of
 // kiln-compile, a host codegen stage (on a function, in parallel) and a GPU
 // codegen stage.
@@ -39,6 +44,8 @@
 // TGTTWICE: kiln-compile: error: --target lists 'host' twice
 // CHIP: kiln-compile: error: --rocm-chip: unknown ROCm chip 'gfx941'; known chips: gfx908, gfx90a, gfx942, gfx950, gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201
 // CHIPTGT: kiln-compile: error: --rocm-chip needs --target=rocm
+// REDUCEDIMS: reduce-dims.mlir:5:{{[0-9]+}}: error: expected '['
+// REDUCEDIMS-NOT: internal compiler error
 // GRID0: grid0.mlir:1:1: error: shard.grid 'grid' axis 0 has extent 0: every axis needs at least one device
 // ICE: kiln-compile: internal compiler error (a crash in Kiln or in MLIR/LLVM code it called), not a problem with your program's syntax. Please report it with the input file and the command line below.
 // ICE-NEXT: Stack dump:
@@ -102,3 +109,11 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 //--- crash.mlir
 module attributes {x = array<index: 1>} {}
+//--- reduce-dims.mlir
+func.func @main(%x: tensor<4x6xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = linalg.reduce ins(%x : tensor<4x6xf32>) outs(%init : tensor<4xf32>) dimensions =}
+  return %r : tensor<4xf32>
+}
