@@ -6,13 +6,16 @@
 #      UndefinedBehaviorSanitizer (including -fsanitize=function), and the
 #      libFuzzer harnesses of tests/fuzz, each fuzzed for KILN_FUZZ_SECONDS
 #      (default 25),
-#   4. a configure with -DKILN_BUILD_TESTS=OFF (what embedders build),
-#   5. install + an out-of-tree build of samples/embed_c against the install.
+#   4. the compiler built with clang-22 under ASan + UBSan and its libFuzzer
+#      harness (tests/fuzz/compile_fuzzer.cc) fuzzed for KILN_FUZZ_SECONDS,
+#   5. a configure with -DKILN_BUILD_TESTS=OFF (what embedders build),
+#   6. install + an out-of-tree build of samples/embed_c against the install.
 # Exits non-zero on the first failing step. This is what CI runs (.ci/run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${KILN_BUILD_DIR:-$root/build}
 asan_dir=${KILN_ASAN_BUILD_DIR:-$root/build-asan-clang}
+fuzzcc_dir=${KILN_FUZZ_CC_BUILD_DIR:-$root/build-fuzz-cc}
 fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
 jobs=${KILN_JOBS:-$(nproc)}
 lit=/usr/lib/llvm-22/bin/lit
@@ -58,6 +61,29 @@ for harness in module npy values; do
   fi
   echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
 done
+
+step "the compiler's fuzz harness, clang-22 with ASan+UBSan (${fuzz_seconds}s; $fuzzcc_dir)"
+# The compiler alone (no runtime), instrumented; libMLIR/libLLVM/lld are
+# Debian's and uninstrumented, so LLVM's allocator poisoning is off
+# (docs/testing.md).
+if [ ! -f "$fuzzcc_dir/build.ninja" ]; then
+  CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$root" -B "$fuzzcc_dir" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_BUILD_RUNTIME=OFF \
+    -DKILN_BUILD_FUZZERS=ON >/dev/null
+fi
+ninja -C "$fuzzcc_dir" -j "$jobs" kiln_fuzz_compile
+corpus="$fuzzcc_dir/fuzz/corpus/compile"
+log="$fuzzcc_dir/fuzz/compile.log"
+mkdir -p "$corpus"
+if ! ASAN_OPTIONS=allow_user_poisoning=0 "$fuzzcc_dir/bin/kiln_fuzz_compile" \
+    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
+    -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/compile-" \
+    "$corpus" "$root/tests/fuzz/corpus/compile" >"$log" 2>&1; then
+  tail -n 60 "$log"
+  echo "fuzz: kiln_fuzz_compile failed (log: $log)"
+  exit 1
+fi
+echo "fuzz compile: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
 
 step "configure without tests (-DKILN_BUILD_TESTS=OFF)"
 cmake -G Ninja -S "$root" -B "$build_dir-no-tests" -DKILN_BUILD_TESTS=OFF \
