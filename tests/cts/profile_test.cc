@@ -15,21 +15,34 @@ constexpr kiln_device_size_t kMiB = 1024 * 1024;
 
 using ProfileTest = CtsTest;
 
+// A reusable command buffer: fill |a| with |value|, a barrier, copy |a| to
+// |b| (the barrier is command 1 and never timed).
+kiln_hal_command_buffer_t* RecordFillAndCopy(kiln_hal_device_t* device,
+                                             const kiln_hal_buffer_ref_t& a,
+                                             const kiln_hal_buffer_ref_t& b,
+                                             uint32_t value) {
+  kiln_hal_command_buffer_t* commands = nullptr;
+  KILN_EXPECT_OK(kiln_hal_command_buffer_create(
+      device, KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE, 0, &commands));
+  if (!commands) return nullptr;
+  KILN_EXPECT_OK(kiln_hal_command_buffer_begin(commands));
+  KILN_EXPECT_OK(
+      kiln_hal_command_buffer_fill_buffer(commands, a, &value, sizeof(value)));
+  KILN_EXPECT_OK(kiln_hal_command_buffer_execution_barrier(commands));
+  KILN_EXPECT_OK(kiln_hal_command_buffer_copy_buffer(commands, a, b));
+  KILN_EXPECT_OK(kiln_hal_command_buffer_end(commands));
+  return commands;
+}
+
 TEST_P(ProfileTest, ProfiledExecuteTimesEachCommand) {
   kiln_hal_buffer_t* a = allocateBuffer(4 * kMiB);
   kiln_hal_buffer_t* b = allocateBuffer(4 * kMiB);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  kiln_hal_command_buffer_t* commands = nullptr;
-  KILN_ASSERT_OK(kiln_hal_command_buffer_create(
-      device, KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE, 0, &commands));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_begin(commands));
   uint32_t value = 0x01020304;
-  KILN_ASSERT_OK(kiln_hal_command_buffer_fill_buffer(commands, ref(a), &value,
-                                                     sizeof(value)));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_execution_barrier(commands));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_copy_buffer(commands, ref(a), ref(b)));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_end(commands));
+  kiln_hal_command_buffer_t* commands =
+      RecordFillAndCopy(device, ref(a), ref(b), value);
+  ASSERT_NE(commands, nullptr);
 
   // Room for one timing of the two: the count still says two.
   for (uint32_t capacity : {4u, 1u}) {
@@ -94,16 +107,10 @@ TEST_P(ProfileTest, SpanProfileTimesTheWholeSubmission) {
   kiln_hal_buffer_t* b = allocateBuffer(4 * kMiB);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  kiln_hal_command_buffer_t* commands = nullptr;
-  KILN_ASSERT_OK(kiln_hal_command_buffer_create(
-      device, KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE, 0, &commands));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_begin(commands));
   uint32_t value = 0x0a0b0c0d;
-  KILN_ASSERT_OK(kiln_hal_command_buffer_fill_buffer(commands, ref(a), &value,
-                                                     sizeof(value)));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_execution_barrier(commands));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_copy_buffer(commands, ref(a), ref(b)));
-  KILN_ASSERT_OK(kiln_hal_command_buffer_end(commands));
+  kiln_hal_command_buffer_t* commands =
+      RecordFillAndCopy(device, ref(a), ref(b), value);
+  ASSERT_NE(commands, nullptr);
 
   kiln_hal_semaphore_t* done = createSemaphore(0);
   // Three submissions of the same command buffer (a graph driver builds its

@@ -245,6 +245,22 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
         b, loc, tid, arith::ConstantIndexOp::create(b, loc, subgroupSize));
 
   auto reduceRow = [&](OpBuilder &nb, Location loc, ValueRange parallelIvs) {
+    // On the thread for which `isWriter` holds: the output element of the
+    // row at `parallelIvs` becomes combine(output, total()).
+    auto foldIntoOutput = [&](Value isWriter,
+                              function_ref<Value(OpBuilder &, Location)> total) {
+      scf::IfOp::create(nb, loc, isWriter, [&](OpBuilder &ib, Location loc) {
+        SmallVector<Value> ivs(parallelIvs);
+        ivs.append(reducedSizes.size(), zero);
+        SmallVector<Value> outIndices =
+            applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
+        Value old = memref::LoadOp::create(ib, loc, init->get(), outIndices);
+        memref::StoreOp::create(ib, loc,
+                                combine(ib, combiner, old, total(ib, loc)),
+                                init->get(), outIndices);
+        scf::YieldOp::create(ib, loc);
+      });
+    };
         // 1. Strided partial per thread, running the op's own body: thread
         //    t takes elements t*width .. t*width + width - 1 of each chunk
         //    of W*width, `unroll` chunks per step, reading contiguous
@@ -348,17 +364,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
               /*cluster_size=*/IntegerAttr(), /*cluster_stride=*/1);
           Value leader = arith::CmpIOp::create(
               nb, loc, arith::CmpIPredicate::eq, self, zero);
-          scf::IfOp::create(nb, loc, leader, [&](OpBuilder &ib, Location loc) {
-            SmallVector<Value> ivs(parallelIvs);
-            ivs.append(reducedSizes.size(), zero);
-            SmallVector<Value> outIndices =
-                applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
-            Value old =
-                memref::LoadOp::create(ib, loc, init->get(), outIndices);
-            memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
-                                    init->get(), outIndices);
-            scf::YieldOp::create(ib, loc);
-          });
+          foldIntoOutput(leader, [&](OpBuilder &, Location) { return total; });
           return;
         }
         if (subgroupKind) {
@@ -379,22 +385,14 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
           gpu::BarrierOp::create(nb, loc);
           Value first = arith::CmpIOp::create(
               nb, loc, arith::CmpIPredicate::eq, tid, zero);
-          scf::IfOp::create(nb, loc, first, [&](OpBuilder &ib, Location loc) {
+          foldIntoOutput(first, [&](OpBuilder &ib, Location loc) {
             Value total = memref::LoadOp::create(ib, loc, shared, zero);
             for (int64_t s = 1; s < slots; ++s) {
               Value slot = arith::ConstantIndexOp::create(ib, loc, s);
               total = combine(ib, combiner, total,
                               memref::LoadOp::create(ib, loc, shared, slot));
             }
-            SmallVector<Value> ivs(parallelIvs);
-            ivs.append(reducedSizes.size(), zero);
-            SmallVector<Value> outIndices =
-                applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
-            Value old =
-                memref::LoadOp::create(ib, loc, init->get(), outIndices);
-            memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
-                                    init->get(), outIndices);
-            scf::YieldOp::create(ib, loc);
+            return total;
           });
           // The shared slots are written again for the next output element.
           if (llvm::any_of(parallelSizes, [](Value size) {
@@ -430,16 +428,8 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
         // 3. Thread 0 folds the total into the output element.
         Value first = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq,
                                             tid, zero);
-        scf::IfOp::create(nb, loc, first, [&](OpBuilder &ib, Location loc) {
-          SmallVector<Value> ivs(parallelIvs);
-          ivs.append(reducedSizes.size(), zero);
-          SmallVector<Value> outIndices =
-              applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
-          Value old = memref::LoadOp::create(ib, loc, init->get(), outIndices);
-          Value total = memref::LoadOp::create(ib, loc, shared, zero);
-          memref::StoreOp::create(ib, loc, combine(ib, combiner, old, total),
-                                  init->get(), outIndices);
-          scf::YieldOp::create(ib, loc);
+        foldIntoOutput(first, [&](OpBuilder &ib, Location loc) {
+          return memref::LoadOp::create(ib, loc, shared, zero).getResult();
         });
   };
   if (perSubgroup) {
