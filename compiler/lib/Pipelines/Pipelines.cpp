@@ -36,6 +36,8 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
   // linalg.softmax become the loop nests they stand for.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
+  // f16/bf16 sums accumulate in f32 and round once.
+  pm.addNestedPass<func::FuncOp>(createWidenReductionAccumulatorsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Without func.call, private functions are unreachable.

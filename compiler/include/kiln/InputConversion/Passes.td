@@ -97,6 +97,25 @@ def LowerCollectivesPass : Pass<"kiln-lower-collectives", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def WidenReductionAccumulatorsPass
+    : Pass<"kiln-widen-reduction-accumulators", "::mlir::func::FuncOp"> {
+  let summary = "Accumulate f16 and bf16 sums in f32, rounding once";
+  let description = [{
+    A long f16 sum accumulated in f16 stops growing once the running sum's
+    spacing exceeds the addend (4096 copies of 0.001 add up to 4.0). Every
+    `linalg.reduce` and reduction `linalg.generic` whose single result is
+    f16 or bf16 and whose combiner adds (sums, means, dot products) is
+    rewritten to accumulate in f32: the initial value is widened, the body
+    computes in f32 (f16/bf16 inputs widened where they enter it, f16/bf16
+    arithmetic on them done in f32), and one `arith.truncf` rounds the
+    result. Reductions by max/min are exact in any precision and are left
+    alone, as are bodies with ops the rewrite does not know.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DecomposeAggregatedOpsPass
     : Pass<"kiln-decompose-aggregated-ops", "::mlir::func::FuncOp"> {
   let summary = "Decomposes aggregated linalg ops (e.g. linalg.softmax) into "
