@@ -34,6 +34,19 @@ kiln_hal_command_buffer_t* RecordFillAndCopy(kiln_hal_device_t* device,
   return commands;
 }
 
+// Submits |commands| alone, profiled into |profile|; |done| reaches |value|
+// when it completes.
+kiln_status_t ExecuteProfiled(kiln_hal_device_t* device,
+                              kiln_hal_command_buffer_t* commands,
+                              kiln_hal_semaphore_t* done, uint64_t value,
+                              kiln_hal_execution_profile_t* profile) {
+  kiln_hal_semaphore_list_t wait = semaphoreList(nullptr, nullptr, 0);
+  kiln_hal_semaphore_list_t signal = semaphoreList(&done, &value, 1);
+  return kiln_hal_device_queue_execute_profiled(
+      device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &commands,
+      nullptr, profile);
+}
+
 TEST_P(ProfileTest, ProfiledExecuteTimesEachCommand) {
   kiln_hal_buffer_t* a = allocateBuffer(4 * kMiB);
   kiln_hal_buffer_t* b = allocateBuffer(4 * kMiB);
@@ -51,12 +64,8 @@ TEST_P(ProfileTest, ProfiledExecuteTimesEachCommand) {
     profile.timing_capacity = capacity;
     profile.timings = timings.data();
     kiln_hal_semaphore_t* done = createSemaphore(0);
-    uint64_t one = 1;
-    kiln_hal_semaphore_list_t wait = semaphoreList(nullptr, nullptr, 0);
-    kiln_hal_semaphore_list_t signal = semaphoreList(&done, &one, 1);
-    kiln_status_t status = kiln_hal_device_queue_execute_profiled(
-        device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &commands,
-        nullptr, &profile);
+    kiln_status_t status =
+        ExecuteProfiled(device, commands, done, 1, &profile);
     if (kiln_status_code(status) == KILN_STATUS_UNIMPLEMENTED) {
       kiln_hal_semaphore_release(done);
       kiln_hal_command_buffer_release(commands);
@@ -121,11 +130,8 @@ TEST_P(ProfileTest, SpanProfileTimesTheWholeSubmission) {
     profile.mode = KILN_HAL_PROFILE_SPAN;
     profile.timing_capacity = 1;
     profile.timings = &unused;  // cleared, never filled
-    kiln_hal_semaphore_list_t wait = semaphoreList(nullptr, nullptr, 0);
-    kiln_hal_semaphore_list_t signal = semaphoreList(&done, &round, 1);
-    kiln_status_t status = kiln_hal_device_queue_execute_profiled(
-        device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &commands,
-        nullptr, &profile);
+    kiln_status_t status =
+        ExecuteProfiled(device, commands, done, round, &profile);
     if (kiln_status_code(status) == KILN_STATUS_UNIMPLEMENTED) {
       kiln_hal_semaphore_release(done);
       kiln_hal_command_buffer_release(commands);

@@ -77,6 +77,17 @@ static Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
       applyMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
 }
 
+// The indices of the point at linear position `index` of a row-major space
+// of `sizes` (one dimension: `index` itself).
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index,
+                                      ArrayRef<Value> sizes) {
+  if (sizes.size() == 1)
+    return {index};
+  auto delin = affine::AffineDelinearizeIndexOp::create(
+      b, loc, index, getAsOpFoldResult(sizes));
+  return SmallVector<Value>(delin.getResults());
+}
+
 // Combines two partial results with a clone of the reduction's combiner.
 static Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
   IRMapping mapping;
@@ -277,13 +288,8 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
             [&](OpBuilder &lb, Location loc, Value k, ValueRange iterArgs) {
               auto pointAt = [&](Value index) {
                 SmallVector<Value> ivs(parallelIvs);
-                if (reducedSizes.size() == 1) {
-                  ivs.push_back(index);
-                } else {
-                  auto delin = affine::AffineDelinearizeIndexOp::create(
-                      lb, loc, index, getAsOpFoldResult(reducedSizes));
-                  llvm::append_range(ivs, delin.getResults());
-                }
+                llvm::append_range(ivs,
+                                   delinearize(lb, loc, index, reducedSizes));
                 return ivs;
               };
               auto offset = [&](Value base, int64_t by) {
@@ -436,15 +442,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
     // Row r of the tile is subgroup r's.
     Value subgroup = arith::DivUIOp::create(
         b, loc, tid, arith::ConstantIndexOp::create(b, loc, subgroupSize));
-    SmallVector<Value> ivs;
-    if (parallelSizes.size() == 1) {
-      ivs.push_back(subgroup);
-    } else {
-      auto delin = affine::AffineDelinearizeIndexOp::create(
-          b, loc, subgroup, getAsOpFoldResult(parallelSizes));
-      llvm::append_range(ivs, delin.getResults());
-    }
-    reduceRow(b, loc, ivs);
+    reduceRow(b, loc, delinearize(b, loc, subgroup, parallelSizes));
   } else {
     SmallVector<Value> lbs(numParallel, zero), steps(numParallel, one);
     scf::buildLoopNest(b, loc, lbs, parallelSizes, steps, reduceRow);

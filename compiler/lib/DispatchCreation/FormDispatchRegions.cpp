@@ -68,13 +68,11 @@ private:
     Group group;
     group.insert(root);
     addProducers(root, group);
-    Group plain = group;
-    addConsumers(plain, /*rows=*/std::nullopt);
-    group = std::move(plain);
+    // The root and its producers: where row fusion starts too.
+    Group base = group;
+    addConsumers(group, /*rows=*/std::nullopt);
     if (std::optional<RowDomain> rows = getRowDomain(root)) {
-      Group fused;
-      fused.insert(root);
-      addProducers(root, fused);
+      Group fused = std::move(base);
       addConsumers(fused, rows);
       // Elementwise producers read by several row ops (a widening of the
       // input read by the max and by exp(x - max)) have all their users in
