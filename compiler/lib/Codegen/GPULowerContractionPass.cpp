@@ -40,10 +40,14 @@ using namespace mlir::kiln;
 
 namespace {
 
-// Shared-memory rows are padded by this many elements so that the lanes of
-// a subgroup reading a fragment hit distinct banks.
+// Without swizzling (the MFMA form), shared-memory rows are padded by this
+// many elements so that the lanes of a subgroup reading a fragment hit
+// distinct banks.
 constexpr int64_t kSharedPadding = 8;
 constexpr int64_t kCopyBits = 128;
+// Shared memory is read in 16-byte chunks; 8 of them span the 32 banks.
+constexpr int64_t kChunkBytes = 16;
+constexpr int64_t kChunksPerBankLine = 8;
 
 struct ContractionConfig {
   // The matrix instruction; none for the SIMT form (f32 FMAs).
@@ -52,6 +56,10 @@ struct ContractionConfig {
   int64_t subgroupsM = 0, subgroupsN = 0;  // subgroup grid (matrix cores)
   int64_t threadM = 0, threadN = 0;        // outputs per thread (SIMT)
   int64_t workgroupSize;
+  // Shared-memory stages of the K loop filled by asynchronous copies
+  // (cp.async forms): slices k+1 .. k+depth-1 stream in while slice k is
+  // multiplied.
+  int64_t pipelineDepth = 2;
 };
 
 // What the recipe replaces: C (+)= A * B, with an optional fill of C before
@@ -194,6 +202,27 @@ private:
                                         config.tileN, elementType));
     return values;
   }
+  // The physical column of element (row, col) of a shared buffer with
+  // `cols` columns: unpadded buffers (swizzle) XOR the 16-byte chunk index
+  // with a function of the row, so that the 8 rows one ldmatrix matrix or
+  // one copy round touches at the same logical chunk fall in distinct banks
+  // (a row of C chunks shares a 128-byte bank line with 8/C - 1 others when
+  // C < 8).
+  Value sharedColumn(Value row, Value col, int64_t cols, Type elementType) {
+    if (!swizzle)
+      return col;
+    MLIRContext *context = b.getContext();
+    int64_t perChunk = kChunkBytes * 8 / elementType.getIntOrFloatBitWidth();
+    int64_t chunks = cols / perChunk;
+    int64_t rowsPerLine = std::max<int64_t>(1, kChunksPerBankLine / chunks);
+    int64_t period = std::min(chunks, kChunksPerBankLine);
+    AffineExpr d0, d1;
+    bindDims(context, d0, d1);
+    Value chunk = apply(d1.floorDiv(perChunk), {row, col});
+    Value phase = apply(d0.floorDiv(rowsPerLine) % period, {row, col});
+    Value swizzled = arith::XOrIOp::create(b, loc, chunk, phase);
+    return apply(d0 * perChunk + d1 % perChunk, {swizzled, col});
+  }
   int64_t tileChunks(int64_t rows, int64_t cols, Type elementType) {
     return rows * cols / (kCopyBits / elementType.getIntOrFloatBitWidth()) /
            config.workgroupSize;
@@ -204,6 +233,8 @@ private:
   const ContractionConfig &config;
   Contraction contraction;
   Value threadId;
+  // Shared buffers are unpadded and XOR-swizzled (see sharedColumn).
+  bool swizzle = false;
 };
 
 SmallVector<Value> ContractionEmitter::loadTile(Value source, Value rowOffset,
@@ -250,7 +281,8 @@ SmallVector<Value> ContractionEmitter::asyncCopyTile(
     Value sourceRow = apply(idx.floorDiv(perRow) + row0, operands);
     Value sourceCol = apply((idx % perRow) * vector + col0, operands);
     Value row = apply(idx.floorDiv(perRow), {threadId});
-    Value col = apply((idx % perRow) * vector, {threadId});
+    Value col = sharedColumn(row, apply((idx % perRow) * vector, {threadId}),
+                             cols, elementType);
     // 16-byte copies that skip L1 (the tile is read once per workgroup).
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
                          b, loc, target, ValueRange{stage, row, col}, source,
@@ -306,17 +338,18 @@ LogicalResult ContractionEmitter::emitMatrix() {
                             {threadId});
   Value subgroupCol = apply(d0.floorDiv(s) % config.subgroupsN, {threadId});
 
-  // 16-byte aligned rows (the padding keeps them so) for the 128-bit
-  // stores of the copies.
-  // On NVIDIA (cp.async) each buffer has two stages: slice k+1 streams
-  // into one while slice k is multiplied from the other.
+  // 16-byte aligned rows (padded or swizzled) for the 128-bit copies.
+  // On NVIDIA (cp.async) each buffer has pipelineDepth stages: the next
+  // slices stream into them while slice k is multiplied, and the buffers
+  // are swizzled instead of padded.
   bool asyncCopies = usesLdMatrix(*config.intrinsic);
+  swizzle = asyncCopies;
   SmallVector<int64_t> stages;
   if (asyncCopies)
-    stages.push_back(2);
+    stages.push_back(config.pipelineDepth);
   auto sharedType = [&](int64_t rows, int64_t cols) {
     SmallVector<int64_t> shape(stages);
-    shape.append({rows, cols + kSharedPadding});
+    shape.append({rows, cols + (swizzle ? 0 : kSharedPadding)});
     return MemRefType::get(shape, inType, nullptr, sharedSpace);
   };
   IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
@@ -381,7 +414,8 @@ LogicalResult ContractionEmitter::emitMatrix() {
         for (int64_t tm = 0; tm < tilesM; ++tm) {
           Value row = apply(d0 % 16 + d1 * subgroupTileM + tm * info.m,
                             {lane, subgroupRow});
-          Value col = apply(d0.floorDiv(16) * 8 + ks, {lane});
+          Value col = sharedColumn(row, apply(d0.floorDiv(16) * 8 + ks, {lane}),
+                                   config.tileK, inType);
           Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedA,
                                                at(stage, row, col),
                                                /*transpose=*/false, 4);
@@ -390,9 +424,11 @@ LogicalResult ContractionEmitter::emitMatrix() {
         }
         for (int64_t tn = 0; tn < tilesN; tn += 2) {
           Value row = apply(d0 % 16 + ks, {lane});
-          Value col = apply(d0.floorDiv(16) * 8 + d1 * subgroupTileN +
-                                tn * info.n,
-                            {lane, subgroupCol});
+          Value col = sharedColumn(
+              row,
+              apply(d0.floorDiv(16) * 8 + d1 * subgroupTileN + tn * info.n,
+                    {lane, subgroupCol}),
+              config.tileN, inType);
           Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedB,
                                                at(stage, row, col),
                                                /*transpose=*/true, 4);
@@ -467,9 +503,17 @@ LogicalResult ContractionEmitter::emitMatrix() {
   };
   SmallVector<Value> results = init;
   if (asyncCopies) {
-    // cp.async double buffering: copy slice k+1 into the other stage, wait
-    // for slice k (all groups but the newest), multiply it.
-    auto copySlice = [&](Value k0, Value stage) {
+    // cp.async multi-buffering with depth D: slices 0 .. D-2 are in flight
+    // before the loop; iteration i waits for slice i (at most D-2 younger
+    // groups pending), passes one barrier (slice i is visible, and every
+    // subgroup is done with slice i-1), refills slice i-1's stage with
+    // slice i+D-1, and multiplies slice i. The last D-1 slices are
+    // multiplied after the loop with the waits counting down.
+    int64_t depth = config.pipelineDepth;
+    int64_t slices = k / config.tileK;
+    auto copySlice = [&](Value slice) {
+      Value k0 = apply(d0 * config.tileK, {slice});
+      Value stage = apply(d0 % depth, {slice});
       SmallVector<Value> tokens =
           asyncCopyTile(a, index(0), k0, sharedA, stage, config.tileM,
                         config.tileK, inType);
@@ -480,28 +524,37 @@ LogicalResult ContractionEmitter::emitMatrix() {
                  b, loc, nvgpu::DeviceAsyncTokenType::get(context), tokens)
           .getResult();
     };
-    Value first = copySlice(index(0), index(0));
-    int64_t slices = k / config.tileK;
-    if (slices > 1) {
+    // The wait lowers to cp.async.wait_group `pending`; its token operand
+    // only orders it after the first group.
+    Value first;
+    for (int64_t i = 0; i < std::min(depth - 1, slices); ++i) {
+      Value group = copySlice(index(i));
+      if (!first)
+        first = group;
+    }
+    auto waitAndSync = [&](int64_t pending) {
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, first,
+                                       b.getI32IntegerAttr(pending));
+      gpu::BarrierOp::create(b, loc);
+    };
+    int64_t steady = std::max<int64_t>(0, slices - (depth - 1));
+    if (steady > 0) {
       auto loop = scf::ForOp::create(
-          b, loc, index(0), index(k - config.tileK), index(config.tileK), init,
-          [&](OpBuilder &, Location, Value k0, ValueRange accumulators) {
-            Value current = apply(d0.floorDiv(config.tileK) % 2, {k0});
-            Value next = apply((d0.floorDiv(config.tileK) + 1) % 2, {k0});
-            Value group = copySlice(apply(d0 + config.tileK, {k0}), next);
-            nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                             b.getI32IntegerAttr(1));
-            gpu::BarrierOp::create(b, loc);
-            SmallVector<Value> acc = computeSlice(
-                {accumulators.begin(), accumulators.end()}, current);
-            gpu::BarrierOp::create(b, loc);
+          b, loc, index(0), index(steady), index(1), init,
+          [&](OpBuilder &, Location, Value slice, ValueRange accumulators) {
+            waitAndSync(depth - 2);
+            copySlice(apply(d0 + depth - 1, {slice}));
+            SmallVector<Value> acc =
+                computeSlice({accumulators.begin(), accumulators.end()},
+                             apply(d0 % depth, {slice}));
             scf::YieldOp::create(b, loc, acc);
           });
       results.assign(loop.getResults().begin(), loop.getResults().end());
     }
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, first, b.getI32IntegerAttr(0));
-    gpu::BarrierOp::create(b, loc);
-    results = computeSlice(results, index((slices - 1) % 2));
+    for (int64_t i = steady; i < slices; ++i) {
+      waitAndSync(slices - 1 - i);
+      results = computeSlice(results, index(i % depth));
+    }
   } else {
     results = pipelineThroughRegisters(
         k, init, loadSlice, storeSlice,
@@ -699,6 +752,7 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   auto simt = strategy.getAs<DenseI64ArrayAttr>("simt_tile");
   auto kTile = strategy.getAs<IntegerAttr>("k_tile");
   auto size = strategy.getAs<DenseI64ArrayAttr>("workgroup_size");
+  auto depth = strategy.getAs<IntegerAttr>("pipeline_depth");
   std::optional<MatrixIntrinsic> intrinsic =
       intrinsicAttr ? symbolizeMatrixIntrinsic(intrinsicAttr.getValue())
                     : std::nullopt;
@@ -716,6 +770,8 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   config.tileN = tile[1];
   config.tileK = kTile.getInt();
   config.workgroupSize = size[0] * size[1] * size[2];
+  if (depth)
+    config.pipelineDepth = depth.getInt();
   if (simtForm) {
     config.threadM = simt[0];
     config.threadN = simt[1];
@@ -740,7 +796,26 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   config.subgroupsM = grid[0];
   config.subgroupsN = grid[1];
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*intrinsic);
-  if (config.subgroupsM * config.subgroupsN * info.subgroupSize !=
+  // Copies are 16-byte chunks spread evenly over the threads; swizzled
+  // buffers (cp.async forms) need a power-of-two number of chunks per row.
+  int64_t perChunk =
+      kCopyBits / getMatrixInputType(*intrinsic, func.getContext())
+                      .getIntOrFloatBitWidth();
+  auto copiesFit = [&](int64_t rows, int64_t cols) {
+    return cols % perChunk == 0 &&
+           (rows * cols / perChunk) % config.workgroupSize == 0 &&
+           (!usesLdMatrix(*intrinsic) ||
+            llvm::isPowerOf2_64(uint64_t(cols / perChunk)));
+  };
+  if (usesLdMatrix(*intrinsic) &&
+      (config.pipelineDepth < 2 || config.pipelineDepth > 8))
+    return func.emitError() << "contraction strategy: pipeline_depth "
+                            << config.pipelineDepth
+                            << " is outside 2..8";
+  if (config.workgroupSize <= 0 ||
+      !copiesFit(config.tileM, config.tileK) ||
+      !copiesFit(config.tileK, config.tileN) ||
+      config.subgroupsM * config.subgroupsN * info.subgroupSize !=
           config.workgroupSize ||
       config.tileM % (config.subgroupsM * info.m) != 0 ||
       config.tileN % (config.subgroupsN * info.n) != 0 ||

@@ -1,28 +1,29 @@
 // The contraction strategy on NVIDIA: matmuls with f16/bf16 inputs and an
 // f32 accumulator become mma.sync m16n8k16 kernels staging A and B in
-// double-buffered shared memory with cp.async (this shape runs and is checked against
+// multi-buffered shared memory with cp.async (this shape runs and is checked against
 // numpy on H100s: tests/e2e/matmul/contraction_*.mlir, docs/testing.md).
 // RUN: kiln-opt %s --kiln-gpu-codegen="backend=nvvm chip=sm_90" | mlir-translate --mlir-to-llvmir | llc -O3 -mtriple=nvptx64-nvidia-cuda -mcpu=sm_90 -mattr=+ptx80 | FileCheck %s
 
 // 128x64 of f16 with K = 64: two 64x64 workgroups of 4 warps, two K slices
-// of 32 with 2x4 tiles of 16x8 per warp and 2 K steps of 16 each; cp.async
-// streams the second slice into the other stage while the first is
-// multiplied.
+// of 32 with 2x4 tiles of 16x8 per warp and 2 K steps of 16 each, three
+// swizzled shared stages (3 x 64x32 and 3 x 32x64 f16, no padding): both
+// slices are in flight before the first is multiplied (wait_group 1), the
+// second is multiplied once it has landed (wait_group 0).
 // CHECK-LABEL: .entry matmul_f16(
-// CHECK-DAG: .shared .align 16 .b8 {{.*}}[10240]
-// CHECK-DAG: .shared .align 16 .b8 {{.*}}[9216]
-// CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// CHECK-DAG: .shared .align 16 .b8 {{.*}}[12288]
+// CHECK-DAG: .shared .align 16 .b8 {{.*}}[12288]
+// CHECK-COUNT-4: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
 // CHECK: cp.async.commit_group;
-// CHECK: cp.async.cg.shared.global
+// CHECK-COUNT-4: cp.async.cg.shared.global
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.wait_group 1;
-// CHECK: bar.sync 0;
+// CHECK-NEXT: bar.sync 0;
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-COUNT-16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK: bar.sync 0;
+// CHECK-NOT: bar.sync
 // CHECK: cp.async.wait_group 0;
-// CHECK: bar.sync 0;
+// CHECK-NEXT: bar.sync 0;
 // CHECK-COUNT-16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK: cvt.rn.f16.f32
 // CHECK: st.global.b16

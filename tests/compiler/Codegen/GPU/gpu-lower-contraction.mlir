@@ -1,30 +1,47 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-contraction --verify-diagnostics | FileCheck %s
 
 // A 64x64 workgroup tile of f16 x f16 -> f32 with its truncating consumer,
-// 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K = 64 in slices
-// of 32: the fill, matmul, consumer and shared temporary are replaced.
-// Shared buffers have two stages: cp.async copies slice k+1 into one while
-// slice k is multiplied from the other (ldmatrix fragments); the last slice
-// is multiplied after the loop.
+// 4 warps as 2x2 (each 32x32: 2x4 mma.sync tiles of 16x8), K = 128 in 4
+// slices of 32: the fill, matmul, consumer and shared temporary are
+// replaced. Shared buffers have 3 stages (pipeline_depth), unpadded: the
+// 16-byte chunk index is XORed with (row floordiv 2) mod 4 in A's rows of 4
+// chunks and with row mod 8 in B's rows of 8 chunks. Slices 0 and 1 are in
+// flight before the loop; each of its 2 iterations waits for its slice with
+// one younger group pending, passes one barrier, refills the stage read in
+// the previous iteration and multiplies (ldmatrix fragments); the last 2
+// slices are multiplied after the loop, waiting for 1 then 0 pending groups.
+// CHECK-DAG: #[[A_PHASE:.*]] = affine_map<(d0, d1) -> ((d0 floordiv 2) mod 4)>
+// CHECK-DAG: #[[B_PHASE:.*]] = affine_map<(d0, d1) -> (d0 mod 8)>
+// CHECK-DAG: #[[STAGE:.*]] = affine_map<(d0) -> (d0 mod 3)>
 // CHECK-LABEL: func.func @tile_64x64
 // CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<3x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<3x32x64xf16, #gpu.address_space<workgroup>>
 // 64x32 and 32x64 f16 over 128 threads: two 16-byte copies each.
-// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK: affine.apply #[[A_PHASE]]
+// CHECK: arith.xori
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK: affine.apply #[[B_PHASE]]
+// CHECK: arith.xori
 // CHECK: %[[FIRST:.*]] = nvgpu.device_async_create_group
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c32{{.*}} iter_args(
 // CHECK-COUNT-4: nvgpu.device_async_copy
-// CHECK: %[[NEXT:.*]] = nvgpu.device_async_create_group
-// CHECK: nvgpu.device_async_wait %[[NEXT]] {numGroups = 1 : i32}
-// CHECK: gpu.barrier
-// CHECK: nvgpu.ldmatrix %[[A_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = false}
-// CHECK: nvgpu.ldmatrix %[[B_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for %[[SLICE:.*]] = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args(
+// CHECK-NEXT: nvgpu.device_async_wait %[[FIRST]] {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: %[[CUR:.*]] = affine.apply #[[STAGE]](%[[SLICE]])
+// CHECK: nvgpu.ldmatrix %[[A_SMEM]][%[[CUR]], {{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %[[B_SMEM]][%[[CUR]], {{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-16: nvvm.mma.sync
 // CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 0 : i32}
-// CHECK: gpu.barrier
+// CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-16: nvvm.mma.sync
 // Epilogue: the consumer's truncation on each accumulator, stored to C.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
@@ -32,13 +49,13 @@
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref<64x64xf32, #gpu.address_space<workgroup>>
 #map = affine_map<(d0, d1) -> (d0, d1)>
-func.func @tile_64x64(%arg0: memref<128x64xf16>, %arg1: memref<64x64xf16>, %arg2: memref<128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", reduction = "none", root = "linalg.matmul", subgroup_grid = array<i64: 2, 2>, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>}} {
+func.func @tile_64x64(%arg0: memref<128x128xf16>, %arg1: memref<128x64xf16>, %arg2: memref<128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, reduction = "none", root = "linalg.matmul", subgroup_grid = array<i64: 2, 2>, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>}} {
   %cst = arith.constant 0.000000e+00 : f32
   scf.forall (%arg3, %arg4) = (0, 0) to (128, 64) step (64, 64) {
-    %subview = memref.subview %arg0[%arg3, 0] [64, 64] [1, 1] : memref<128x64xf16> to memref<64x64xf16, strided<[64, 1], offset: ?>>
+    %subview = memref.subview %arg0[%arg3, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
     %alloc = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32, #gpu.address_space<workgroup>>
     linalg.fill ins(%cst : f32) outs(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>)
-    linalg.matmul ins(%subview, %arg1 : memref<64x64xf16, strided<[64, 1], offset: ?>>, memref<64x64xf16>) outs(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>)
+    linalg.matmul ins(%subview, %arg1 : memref<64x128xf16, strided<[128, 1], offset: ?>>, memref<128x64xf16>) outs(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>)
     %subview_0 = memref.subview %arg2[%arg3, 0] [64, 64] [1, 1] : memref<128x64xf16> to memref<64x64xf16, strided<[64, 1], offset: ?>>
     linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%alloc : memref<64x64xf32, #gpu.address_space<workgroup>>) outs(%subview_0 : memref<64x64xf16, strided<[64, 1], offset: ?>>) {
     ^bb0(%in: f32, %out: f16):
@@ -78,6 +95,24 @@ func.func @wrong_tile(%arg0: memref<32x32xf16>, %arg1: memref<32x64xf16>, %arg2:
 // expected-error @+1 {{contraction strategy: workgroup tile 64x64x32 with subgroup grid 2x2 and 256 threads does not fit mma_sync_f32_16x8x16_f16}}
 func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// cp.async forms multi-buffer 2 to 8 stages.
+// expected-error @+1 {{contraction strategy: pipeline_depth 1 is outside 2..8}}
+func.func @one_stage(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 1 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Swizzled rows hold a power of two of 16-byte chunks: 96 f16 are 12.
+// expected-error @+1 {{contraction strategy: workgroup tile 64x96x32 with subgroup grid 2x2 and 128 threads does not fit mma_sync_f32_16x8x16_f16}}
+func.func @swizzle_needs_power_of_two(%arg0: memref<64x32xf16>, %arg1: memref<32x96xf16>, %arg2: memref<64x96xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 96, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x96xf16>) outs(%arg2 : memref<64x96xf32>)
   return
 }
 

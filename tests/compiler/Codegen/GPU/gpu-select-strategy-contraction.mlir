@@ -1,12 +1,12 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_75" | FileCheck %s --check-prefix=SM75
 
-// f16 matmul with enough 128x128 tiles to fill the GPU: 8 warps (2x4),
-// K slices of 32, mma.sync.
+// f16 matmul with enough 128x128 tiles to fill the GPU: 4 warps (2x2,
+// each 64x64), K slices of 32 in 3 shared stages, mma.sync.
 // CHECK-LABEL: func.func @large_f16
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction"
-// CHECK-SAME: subgroup_grid = array<i64: 2, 4>
-// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
+// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
+// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
 // SM75-LABEL: func.func @large_f16
 // SM75-SAME: kind = "matmul"
 // SM75-NOT: intrinsic
@@ -23,7 +23,7 @@ func.func @large_f16(%a: tensor<2048x256xf16>, %b: tensor<256x2048xf16>) -> tens
 // Few tiles: 64x64 tiles of 4 warps (2x2). The result is the truncating
 // consumer, tiled over its two loops.
 // CHECK-LABEL: func.func @small_bf16_truncated
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction"
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
 // CHECK-SAME: subgroup_grid = array<i64: 2, 2>
 // CHECK-SAME: workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>
 #id = affine_map<(i, j) -> (i, j)>
