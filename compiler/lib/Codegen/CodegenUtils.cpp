@@ -112,6 +112,49 @@ StringRef kiln::classifyRootOp(Operation *root) {
   return "elementwise";
 }
 
+std::optional<kiln::RecipeContraction>
+kiln::matchRecipeContraction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInputs() != 2 ||
+      linalgOp.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(linalgOp))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(linalgOp);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  RecipeContraction contraction;
+  contraction.batch.assign(dims->batch.begin(), dims->batch.end());
+  contraction.m = dims->m[0];
+  contraction.n = dims->n[0];
+  contraction.k = dims->k[0];
+  // Whether `map` gives the batch loops, then `tail`, as plain dims.
+  auto indexes = [&](AffineMap map, std::initializer_list<unsigned> tail) {
+    SmallVector<unsigned> expected(contraction.batch);
+    expected.append(tail);
+    if (map.getNumResults() != expected.size())
+      return false;
+    for (auto [expr, position] : llvm::zip(map.getResults(), expected)) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || dim.getPosition() != position)
+        return false;
+    }
+    return true;
+  };
+  SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+  unsigned m = contraction.m, n = contraction.n, k = contraction.k;
+  if (!indexes(maps[0], {m, k}) || !indexes(maps[2], {m, n}))
+    return std::nullopt;
+  if (indexes(maps[1], {k, n}))
+    contraction.transposedB = false;
+  else if (indexes(maps[1], {n, k}))
+    contraction.transposedB = true;
+  else
+    return std::nullopt;
+  return contraction;
+}
+
 std::optional<SmallVector<int64_t>>
 kiln::getStaticIterationSizes(Operation *op) {
   auto tileable = dyn_cast_or_null<TilingInterface>(op);

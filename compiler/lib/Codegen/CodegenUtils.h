@@ -39,6 +39,18 @@ Operation *findRootOp(func::FuncOp func, Operation *resultProducer);
 // `root` is no linalg op.
 StringRef classifyRootOp(Operation *root);
 
+// A contraction the GPU contraction recipe computes (loop positions of
+// `op`): C[b..., m, n] += A[b..., m, k] * B[b..., k, n], or B[b..., n, k]
+// when `transposedB`, with the batch loops leading in every operand in the
+// same order (linalg.matmul, batch_matmul, matmul_transpose_b and the
+// equivalent generics).
+struct RecipeContraction {
+  SmallVector<unsigned> batch;
+  unsigned m, n, k;
+  bool transposedB;
+};
+std::optional<RecipeContraction> matchRecipeContraction(Operation *op);
+
 // The iteration-domain sizes of `op`, a TilingInterface op, in loop order;
 // nullopt when `op` is null or no such op, or when a loop's size is dynamic
 // or its offset not zero.

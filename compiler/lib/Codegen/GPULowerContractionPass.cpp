@@ -62,18 +62,20 @@ struct ContractionConfig {
   int64_t pipelineDepth = 2;
 };
 
-// What the recipe replaces: C (+)= A * B, with an optional fill of C before
-// and an optional elementwise consumer reading C (then C is a shared
+// What the recipe replaces: C (+)= A * B (one workgroup's batch of a
+// matmul-like op, see matchRecipeContraction), with an optional fill of C
+// before and an optional elementwise consumer reading C (then C is a shared
 // temporary that disappears).
 struct Contraction {
-  linalg::MatmulOp matmul;
+  linalg::LinalgOp matmul;
+  RecipeContraction dims;
   linalg::FillOp fill;        // may be null
   linalg::GenericOp consumer; // may be null
   memref::AllocOp temporary;  // C when it is a shared temporary
 };
 
 // The fill of `c` right before `matmul` in its block, if any.
-static linalg::FillOp findFill(linalg::MatmulOp matmul, Value c) {
+static linalg::FillOp findFill(Operation *matmul, Value c) {
   for (Operation *op = matmul->getPrevNode(); op; op = op->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       if (fill.getDpsInits()[0] == c)
@@ -99,10 +101,13 @@ static bool readsIdentically(linalg::GenericOp generic, Value c) {
   return found;
 }
 
-static FailureOr<Contraction> matchContraction(linalg::MatmulOp matmul) {
+static FailureOr<Contraction> matchContraction(linalg::LinalgOp matmul,
+                                               const RecipeContraction &dims) {
   Contraction contraction;
   contraction.matmul = matmul;
+  contraction.dims = dims;
   Value c = matmul.getDpsInits()[0];
+  int64_t rank = cast<MemRefType>(c.getType()).getRank();
   contraction.fill = findFill(matmul, c);
   auto alloc = c.getDefiningOp<memref::AllocOp>();
   if (!alloc)
@@ -116,8 +121,9 @@ static FailureOr<Contraction> matchContraction(linalg::MatmulOp matmul) {
     if (!generic || contraction.consumer || generic->getBlock() !=
                                                 matmul->getBlock() ||
         !matmul->isBeforeInBlock(generic) ||
-        generic.getNumLoops() != 2 ||
-        generic.getNumParallelLoops() != 2 || generic.getNumDpsInits() != 1 ||
+        generic.getNumLoops() != rank ||
+        generic.getNumParallelLoops() != rank ||
+        generic.getNumDpsInits() != 1 ||
         llvm::is_contained(generic.getDpsInits(), c) ||
         !readsIdentically(generic, c) ||
         !generic.getBody()->getOps<linalg::IndexOp>().empty())
@@ -139,9 +145,28 @@ public:
                      const Contraction &contraction)
       : b(b), loc(loc), config(config), contraction(contraction) {}
 
-  LogicalResult emit() { return config.intrinsic ? emitMatrix() : emitSimt(); }
+  LogicalResult emit() {
+    makeViews();
+    return config.intrinsic ? emitMatrix() : emitSimt();
+  }
 
 private:
+  // 2-D views of the workgroup's A (M x K), B (K x N, or N x K when
+  // transposed) and C (M x N): the batch dims, of extent 1 in a workgroup,
+  // dropped.
+  void makeViews() {
+    size_t batch = contraction.dims.batch.size();
+    auto view = [&](Value v) -> Value {
+      if (batch == 0)
+        return v;
+      auto type = cast<MemRefType>(v.getType());
+      return memref::createCanonicalRankReducingSubViewOp(
+          b, loc, v, type.getShape().drop_front(batch));
+    };
+    aView = view(contraction.matmul.getDpsInputs()[0]);
+    bView = view(contraction.matmul.getDpsInputs()[1]);
+    cView = view(contraction.matmul.getDpsInits()[0]);
+  }
   LogicalResult emitMatrix();
   // The SIMT form: each thread of a 16 x 16 grid computes a threadM x
   // threadN block of C with f32 FMAs; A is staged K-major in shared memory
@@ -157,9 +182,11 @@ private:
       llvm::function_ref<SmallVector<Value>(Value)> loadSlice,
       llvm::function_ref<void(ArrayRef<Value>)> storeSlice,
       llvm::function_ref<SmallVector<Value>(SmallVector<Value>)> computeSlice);
-  // Writes the accumulator `value` of C[row][col] (tile coordinates):
-  // through the consumer's body into its output, or into C.
-  void storeResult(Value value, Value row, Value col);
+  // Writes the accumulators `values` of C[row][col + i] (tile coordinates,
+  // consecutive columns, `col` a multiple of their count): each through the
+  // consumer's body into its output, or into C; one vector store when the
+  // output is laid out as C.
+  void storeResults(ArrayRef<Value> values, Value row, Value col);
 
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -198,8 +225,12 @@ private:
                                 Type elementType) {
     SmallVector<Value> values =
         loadTile(a, index(0), k0, config.tileM, config.tileK, elementType);
-    llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
-                                        config.tileN, elementType));
+    if (contraction.dims.transposedB)
+      llvm::append_range(values, loadTile(bMatrix, index(0), k0, config.tileN,
+                                          config.tileK, elementType));
+    else
+      llvm::append_range(values, loadTile(bMatrix, k0, index(0), config.tileK,
+                                          config.tileN, elementType));
     return values;
   }
   // The physical column of element (row, col) of a shared buffer with
@@ -233,6 +264,7 @@ private:
   const ContractionConfig &config;
   Contraction contraction;
   Value threadId;
+  Value aView, bView, cView;
   // Shared buffers are unpadded and XOR-swizzled (see sharedColumn).
   bool swizzle = false;
 };
@@ -315,12 +347,14 @@ void ContractionEmitter::storeTile(ArrayRef<Value> values, Value target,
 LogicalResult ContractionEmitter::emitMatrix() {
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*config.intrinsic);
   MLIRContext *context = b.getContext();
-  linalg::MatmulOp matmul = contraction.matmul;
-  Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];
-  Value c = matmul.getDpsInits()[0];
+  Value a = aView, bMatrix = bView, c = cView;
   auto aType = cast<MemRefType>(a.getType());
   int64_t k = aType.getDimSize(1);
   Type inType = aType.getElementType();
+  bool transposedB = contraction.dims.transposedB;
+  // B's shared slice: K x N, or N x K when B is transposed.
+  int64_t bRows = transposedB ? config.tileN : config.tileK;
+  int64_t bCols = transposedB ? config.tileK : config.tileN;
   Type f32 = b.getF32Type();
   auto sharedSpace =
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
@@ -355,8 +389,8 @@ LogicalResult ContractionEmitter::emitMatrix() {
   IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
   auto sharedA = memref::AllocOp::create(
       b, loc, sharedType(config.tileM, config.tileK), alignment);
-  auto sharedB = memref::AllocOp::create(
-      b, loc, sharedType(config.tileK, config.tileN), alignment);
+  auto sharedB =
+      memref::AllocOp::create(b, loc, sharedType(bRows, bCols), alignment);
 
   // Row of C element `e` of tile (tm, tn) for this lane, and its column.
   AffineMap layoutC = getFragmentLayoutC(*config.intrinsic, context);
@@ -422,16 +456,24 @@ LogicalResult ContractionEmitter::emitMatrix() {
           aFragments.push_back(vector::ShapeCastOp::create(
               b, loc, VectorType::get({info.aCount}, inType), x4));
         }
+        // An N x K B gives the same registers through ldmatrix.x4 without
+        // .trans: lane l addresses N row l % 8 + 8 * (l / 16) at K column
+        // 8 * ((l / 8) % 2), so the matrices are (n0-7, k0-7), (n0-7,
+        // k8-15), (n8-15, k0-7), (n8-15, k8-15).
         for (int64_t tn = 0; tn < tilesN; tn += 2) {
-          Value row = apply(d0 % 16 + ks, {lane});
-          Value col = sharedColumn(
-              row,
-              apply(d0.floorDiv(16) * 8 + d1 * subgroupTileN + tn * info.n,
-                    {lane, subgroupCol}),
-              config.tileN, inType);
+          Value nBase = apply(d0 * subgroupTileN + tn * info.n, {subgroupCol});
+          Value row, col;
+          if (transposedB) {
+            row = apply(d0 % 8 + d0.floorDiv(16) * 8 + d1, {lane, nBase});
+            col = apply((d0.floorDiv(8) % 2) * 8 + ks, {lane});
+          } else {
+            row = apply(d0 % 16 + ks, {lane});
+            col = apply(d0.floorDiv(16) * 8 + d1, {lane, nBase});
+          }
+          col = sharedColumn(row, col, bCols, inType);
           Value x4 = nvgpu::LdMatrixOp::create(b, loc, x4Type, sharedB,
                                                at(stage, row, col),
-                                               /*transpose=*/true, 4);
+                                               /*transpose=*/!transposedB, 4);
           Value flat = vector::ShapeCastOp::create(
               b, loc, VectorType::get({8}, inType), x4);
           for (int64_t half = 0; half < 2; ++half) {
@@ -468,12 +510,14 @@ LogicalResult ContractionEmitter::emitMatrix() {
         for (int64_t tn = 0; tn < tilesN; ++tn) {
           SmallVector<Value> elements;
           for (int64_t e = 0; e < info.bCount; ++e) {
-            Value row = apply(layoutExpr(layoutB, 1, e) + ks, {lane});
-            Value col = apply(layoutExpr(layoutB, 0, e) + d1 * subgroupTileN +
-                                  tn * info.n,
-                              {lane, subgroupCol});
-            elements.push_back(
-                memref::LoadOp::create(b, loc, sharedB, ValueRange{row, col}));
+            Value kIndex = apply(layoutExpr(layoutB, 1, e) + ks, {lane});
+            Value nIndex = apply(layoutExpr(layoutB, 0, e) +
+                                     d1 * subgroupTileN + tn * info.n,
+                                 {lane, subgroupCol});
+            elements.push_back(memref::LoadOp::create(
+                b, loc, sharedB,
+                transposedB ? ValueRange{nIndex, kIndex}
+                            : ValueRange{kIndex, nIndex}));
           }
           bFragments.push_back(vector::FromElementsOp::create(
               b, loc, VectorType::get({info.bCount}, inType), elements));
@@ -499,7 +543,7 @@ LogicalResult ContractionEmitter::emitMatrix() {
     size_t aChunks = values.size() -
                      tileChunks(config.tileK, config.tileN, inType);
     storeTile(values.take_front(aChunks), sharedA, config.tileK, inType);
-    storeTile(values.drop_front(aChunks), sharedB, config.tileN, inType);
+    storeTile(values.drop_front(aChunks), sharedB, bCols, inType);
   };
   SmallVector<Value> results = init;
   if (asyncCopies) {
@@ -517,9 +561,14 @@ LogicalResult ContractionEmitter::emitMatrix() {
       SmallVector<Value> tokens =
           asyncCopyTile(a, index(0), k0, sharedA, stage, config.tileM,
                         config.tileK, inType);
-      llvm::append_range(tokens,
-                         asyncCopyTile(bMatrix, k0, index(0), sharedB, stage,
-                                       config.tileK, config.tileN, inType));
+      if (transposedB)
+        llvm::append_range(tokens, asyncCopyTile(bMatrix, index(0), k0,
+                                                 sharedB, stage, bRows, bCols,
+                                                 inType));
+      else
+        llvm::append_range(tokens, asyncCopyTile(bMatrix, k0, index(0),
+                                                 sharedB, stage, bRows, bCols,
+                                                 inType));
       return nvgpu::DeviceAsyncCreateGroupOp::create(
                  b, loc, nvgpu::DeviceAsyncTokenType::get(context), tokens)
           .getResult();
@@ -566,13 +615,37 @@ LogicalResult ContractionEmitter::emitMatrix() {
   // then).
   if (contraction.consumer)
     b.setInsertionPoint(contraction.consumer);
+  // Elements e .. e+r-1 of a lane's fragment that sit in one row at
+  // consecutive columns (pairs in mma.sync's C layout) are stored together.
+  auto runAt = [&](int64_t e) {
+    int64_t run = 1;
+    for (; e + run < info.cCount; ++run) {
+      AffineExpr rowStep = layoutExpr(layoutC, 0, e + run) -
+                           layoutExpr(layoutC, 0, e + run - 1);
+      AffineExpr colStep = layoutExpr(layoutC, 1, e + run) -
+                           layoutExpr(layoutC, 1, e + run - 1);
+      auto rowConst = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(rowStep, 1, 0));
+      auto colConst = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(colStep, 1, 0));
+      if (!rowConst || rowConst.getValue() != 0 || !colConst ||
+          colConst.getValue() != 1)
+        break;
+    }
+    // Runs must start at a multiple of their length (vector alignment).
+    while (run > 1 && (e % run != 0 || !llvm::isPowerOf2_64(run)))
+      --run;
+    return run;
+  };
   for (int64_t tm = 0; tm < tilesM; ++tm) {
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       Value tile = results[tm * tilesN + tn];
-      for (int64_t e = 0; e < info.cCount; ++e) {
-        Value value =
-            vector::ExtractOp::create(b, loc, tile, ArrayRef<int64_t>{e});
-        storeResult(value, cRow(tm, e), cCol(tn, e));
+      for (int64_t e = 0; e < info.cCount;) {
+        int64_t run = runAt(e);
+        SmallVector<Value> values;
+        for (int64_t i = 0; i < run; ++i)
+          values.push_back(vector::ExtractOp::create(
+              b, loc, tile, ArrayRef<int64_t>{e + i}));
+        storeResults(values, cRow(tm, e), cCol(tn, e));
+        e += run;
       }
     }
   }
@@ -605,48 +678,82 @@ SmallVector<Value> ContractionEmitter::pipelineThroughRegisters(
   return computeSlice(results);
 }
 
-void ContractionEmitter::storeResult(Value value, Value row, Value col) {
+void ContractionEmitter::storeResults(ArrayRef<Value> values, Value row,
+                                      Value col) {
   linalg::GenericOp consumer = contraction.consumer;
   Value c = contraction.matmul.getDpsInits()[0];
-  if (!consumer) {
-    memref::StoreOp::create(b, loc, value, c, ValueRange{row, col});
-    return;
-  }
-  IRMapping mapping;
-  Block *body = consumer.getBody();
-  auto indicesOf = [&](AffineMap map) {
+  AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+  auto column = [&](int64_t i) { return i ? apply(d0 + i, {col}) : col; };
+  // The consumer's loops: the batch loops (index 0 in a workgroup), M, N.
+  auto indicesOf = [&](AffineMap map, Value n) {
+    SmallVector<Value> loops(contraction.dims.batch.size(), index(0));
+    loops.append({row, n});
     SmallVector<Value> indices;
     for (AffineExpr expr : map.getResults())
-      indices.push_back(apply(expr, {row, col}));
+      indices.push_back(apply(expr, loops));
     return indices;
   };
-  for (OpOperand &operand : consumer->getOpOperands()) {
-    BlockArgument argument = body->getArgument(operand.getOperandNumber());
-    if (operand.get() == c) {
-      mapping.map(argument, value);
-      continue;
+  Value target = cView;
+  SmallVector<Value> results(values);
+  std::function<SmallVector<Value>(int64_t)> indicesAt = [&](int64_t i) {
+    return SmallVector<Value>{row, column(i)};
+  };
+  bool contiguous = true;
+  if (consumer) {
+    OpOperand *output = consumer.getDpsInitOperand(0);
+    AffineMap outputMap = consumer.getMatchingIndexingMap(output);
+    target = output->get();
+    contiguous = outputMap.isIdentity();
+    indicesAt = [&, outputMap](int64_t i) {
+      return indicesOf(outputMap, column(i));
+    };
+    Block *body = consumer.getBody();
+    for (auto [i, value] : llvm::enumerate(values)) {
+      Value n = column(i);
+      IRMapping mapping;
+      for (OpOperand &operand : consumer->getOpOperands()) {
+        BlockArgument argument = body->getArgument(operand.getOperandNumber());
+        if (operand.get() == c) {
+          mapping.map(argument, value);
+          continue;
+        }
+        if (consumer.isDpsInit(&operand) && argument.use_empty())
+          continue;
+        mapping.map(argument,
+                    memref::LoadOp::create(
+                        b, loc, operand.get(),
+                        indicesOf(consumer.getMatchingIndexingMap(&operand),
+                                  n)));
+      }
+      for (Operation &op : body->without_terminator())
+        b.clone(op, mapping);
+      auto yield = cast<linalg::YieldOp>(body->getTerminator());
+      results[i] = mapping.lookupOrDefault(yield.getOperand(0));
     }
-    if (consumer.isDpsInit(&operand) && argument.use_empty())
-      continue;
-    mapping.map(argument,
-                memref::LoadOp::create(
-                    b, loc, operand.get(),
-                    indicesOf(consumer.getMatchingIndexingMap(&operand))));
   }
-  for (Operation &op : body->without_terminator())
-    b.clone(op, mapping);
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  OpOperand *output = consumer.getDpsInitOperand(0);
-  memref::StoreOp::create(b, loc, mapping.lookupOrDefault(yield.getOperand(0)),
-                          output->get(),
-                          indicesOf(consumer.getMatchingIndexingMap(output)));
+  // One vector store when the output is laid out as C (identity map, unit
+  // innermost stride). Aligned to the vector's size: runs start at columns
+  // that are multiples of their length, and N, the tile offsets and the
+  // bindings are multiples of it (strategy selection).
+  auto targetType = cast<MemRefType>(target.getType());
+  auto [strides, offset] = targetType.getStridesAndOffset();
+  if (results.size() > 1 && contiguous && !strides.empty() &&
+      strides.back() == 1) {
+    Type element = targetType.getElementType();
+    auto vectorType = VectorType::get({int64_t(results.size())}, element);
+    Value vector = vector::FromElementsOp::create(b, loc, vectorType, results);
+    vector::StoreOp::create(
+        b, loc, vector, target, indicesAt(0), /*nontemporal=*/false,
+        llvm::MaybeAlign(results.size() * element.getIntOrFloatBitWidth() / 8));
+    return;
+  }
+  for (auto [i, result] : llvm::enumerate(results))
+    memref::StoreOp::create(b, loc, result, target, indicesAt(i));
 }
 
 LogicalResult ContractionEmitter::emitSimt() {
   MLIRContext *context = b.getContext();
-  linalg::MatmulOp matmul = contraction.matmul;
-  Value a = matmul.getDpsInputs()[0], bMatrix = matmul.getDpsInputs()[1];
-  Value c = matmul.getDpsInits()[0];
+  Value a = aView, bMatrix = bView, c = cView;
   int64_t k = cast<MemRefType>(a.getType()).getDimSize(1);
   Type f32 = b.getF32Type();
   auto sharedSpace =
@@ -733,12 +840,11 @@ LogicalResult ContractionEmitter::emitSimt() {
   if (contraction.consumer)
     b.setInsertionPoint(contraction.consumer);
   for (int64_t i = 0; i < tm; ++i) {
-    Value row = apply(d0 + i, {rowBase});
-    for (int64_t j = 0; j < tn; ++j) {
-      Value value =
-          vector::ExtractOp::create(b, loc, results[i], ArrayRef<int64_t>{j});
-      storeResult(value, row, apply(d0 + j, {colBase}));
-    }
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < tn; ++j)
+      values.push_back(
+          vector::ExtractOp::create(b, loc, results[i], ArrayRef<int64_t>{j}));
+    storeResults(values, apply(d0 + i, {rowBase}), colBase);
   }
   return success();
 }
@@ -758,7 +864,13 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
                     : std::nullopt;
   bool matrix = intrinsic && grid && grid.size() == 2;
   bool simtForm = !intrinsicAttr && simt && simt.size() == 2;
-  if ((!matrix && !simtForm) || !tile || tile.size() < 2 || !kTile || !size ||
+  // The workgroup tile's M and N entries: the ones above 1 (batch loops
+  // are tiled by 1, K by 0), M's first.
+  SmallVector<int64_t, 2> mn;
+  if (tile)
+    llvm::copy_if(tile.asArrayRef(), std::back_inserter(mn),
+                  [](int64_t size) { return size > 1; });
+  if ((!matrix && !simtForm) || mn.size() != 2 || !kTile || !size ||
       size.size() != 3)
     return func.emitError()
            << "contraction strategy needs 'workgroup_tile', 'k_tile', "
@@ -766,8 +878,8 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
               "instruction) with 'subgroup_grid', or 'simt_tile'";
   ContractionConfig config;
   config.intrinsic = intrinsic;
-  config.tileM = tile[0];
-  config.tileN = tile[1];
+  config.tileM = mn[0];
+  config.tileN = mn[1];
   config.tileK = kTile.getInt();
   config.workgroupSize = size[0] * size[1] * size[2];
   if (depth)
@@ -832,7 +944,8 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
 }
 
 static LogicalResult checkOperands(const ContractionConfig &config,
-                                   linalg::MatmulOp matmul) {
+                                   linalg::LinalgOp matmul,
+                                   const RecipeContraction &dims) {
   StringRef name = config.intrinsic
                        ? getMatrixIntrinsicInfo(*config.intrinsic).name
                        : StringRef("f32 FMA");
@@ -842,12 +955,20 @@ static LogicalResult checkOperands(const ContractionConfig &config,
   Type in = config.intrinsic
                 ? getMatrixInputType(*config.intrinsic, matmul.getContext())
                 : Float32Type::get(matmul.getContext());
-  bool fits = aType && bType && cType && aType.hasStaticShape() &&
-              bType.hasStaticShape() && cType.hasStaticShape() &&
-              !matmul.hasUserDefinedMaps() &&
-              aType.getDimSize(0) == config.tileM &&
-              bType.getDimSize(1) == config.tileN &&
-              aType.getDimSize(1) % config.tileK == 0 &&
+  // The operands' dims are batch..., then M, K / K, N (N, K) / M, N; the
+  // batch dims are one batch per workgroup.
+  size_t batch = dims.batch.size();
+  auto shaped = [&](MemRefType type) {
+    return type && type.hasStaticShape() && type.getRank() == batch + 2 &&
+           llvm::all_of(type.getShape().take_front(batch),
+                        [](int64_t size) { return size == 1; });
+  };
+  bool fits = shaped(aType) && shaped(bType) && shaped(cType) &&
+              (config.intrinsic || !dims.transposedB) &&
+              aType.getDimSize(batch) == config.tileM &&
+              bType.getDimSize(dims.transposedB ? batch : batch + 1) ==
+                  config.tileN &&
+              aType.getDimSize(batch + 1) % config.tileK == 0 &&
               aType.getElementType() == in && bType.getElementType() == in &&
               cType.getElementType().isF32();
   if (!fits)
@@ -856,7 +977,10 @@ static LogicalResult checkOperands(const ContractionConfig &config,
            << name << " tiles of " << config.tileM << "x" << config.tileN
            << "x" << config.tileK << ": expected " << config.tileM << "xK "
            << in << " * Kx" << config.tileN << " " << in
-           << " -> f32 with K a multiple of " << config.tileK;
+           << (config.intrinsic ? " (or B as " : "")
+           << (config.intrinsic ? std::to_string(config.tileN) + "xK)" : "")
+           << " -> f32 with K a multiple of " << config.tileK
+           << (batch ? " and one batch per workgroup" : "");
   return success();
 }
 
@@ -871,18 +995,21 @@ struct GPULowerContractionPass
     FailureOr<ContractionConfig> config = readConfig(func, strategy);
     if (failed(config))
       return signalPassFailure();
-    SmallVector<linalg::MatmulOp> matmuls;
-    func.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    SmallVector<std::pair<linalg::LinalgOp, RecipeContraction>> matmuls;
+    func.walk([&](linalg::LinalgOp op) {
+      if (std::optional<RecipeContraction> dims = matchRecipeContraction(op))
+        matmuls.push_back({op, *dims});
+    });
     if (matmuls.size() != 1) {
-      func.emitError() << "contraction strategy: expected one linalg.matmul "
-                          "per workgroup, found "
+      func.emitError() << "contraction strategy: expected one matmul-like "
+                          "op per workgroup, found "
                        << matmuls.size();
       return signalPassFailure();
     }
-    linalg::MatmulOp matmul = matmuls.front();
-    if (failed(checkOperands(*config, matmul)))
+    auto [matmul, dims] = matmuls.front();
+    if (failed(checkOperands(*config, matmul, dims)))
       return signalPassFailure();
-    FailureOr<Contraction> contraction = matchContraction(matmul);
+    FailureOr<Contraction> contraction = matchContraction(matmul, dims);
     if (failed(contraction))
       return signalPassFailure();
 

@@ -95,36 +95,47 @@ static bool hasMmaSync(StringRef chip) {
   return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 80;
 }
 
-// The contraction recipe for a linalg.matmul root with an f32 accumulator:
-// f16 or bf16 inputs on a chip with mma.sync get 128x128 tiles of 8 warps
-// when the matmul has enough of them to fill the GPU, else 64x64 tiles of 4
-// warps; f32 inputs (any GPU) the SIMT form with the same tile sizes. M, N
-// and K must be multiples of the tiles (other shapes keep the generic
-// strategy). The op producing the result is the matmul or an elementwise
-// consumer over its M x N iteration space.
+// The contraction recipe for a root that matchRecipeContraction accepts
+// (matmul, batch_matmul, B transposed) with an f32 accumulator: f16 or bf16
+// inputs on a chip with mma.sync get 128x128 tiles of 4 warps when there
+// are enough of them to fill the GPU, else 64x64 tiles; f32 inputs (any
+// GPU, B not transposed) the SIMT form with the same tile sizes. Each batch
+// is its own workgroups. M, N and K must be multiples of the tiles (other
+// shapes keep the generic strategy). The op producing the result is the
+// contraction or an elementwise consumer over its batch x M x N space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
                               bool matrixCores, GPUStrategy &strategy) {
-  auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
-  if (!matmul || matmul.hasUserDefinedMaps())
+  std::optional<RecipeContraction> contraction = matchRecipeContraction(root);
+  if (!contraction)
     return false;
+  auto linalgOp = cast<linalg::LinalgOp>(root);
   std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(root);
   std::optional<SmallVector<int64_t>> producerSizes =
       getStaticIterationSizes(producer);
   if (!sizes || !producerSizes)
     return false;
-  int64_t m = (*sizes)[0], n = (*sizes)[1], k = (*sizes)[2];
+  int64_t m = (*sizes)[contraction->m], n = (*sizes)[contraction->n],
+          k = (*sizes)[contraction->k];
+  SmallVector<int64_t> resultSizes;
+  int64_t batches = 1;
+  for (unsigned dim : contraction->batch) {
+    resultSizes.push_back((*sizes)[dim]);
+    batches *= (*sizes)[dim];
+  }
+  resultSizes.append({m, n});
   if (producer != root) {
     auto generic = dyn_cast<linalg::GenericOp>(producer);
-    if (!generic || generic.getNumLoops() != 2 ||
-        generic.getNumParallelLoops() != 2 ||
-        *producerSizes != SmallVector<int64_t>{m, n})
+    if (!generic || generic.getNumLoops() != resultSizes.size() ||
+        generic.getNumParallelLoops() != resultSizes.size() ||
+        *producerSizes != resultSizes)
       return false;
   }
   auto elementType = [](Value v) { return getElementTypeOrSelf(v.getType()); };
-  Type a = elementType(matmul.getDpsInputs()[0]);
-  Type b = elementType(matmul.getDpsInputs()[1]);
-  if (a != b || !elementType(matmul.getDpsInits()[0]).isF32())
+  Type a = elementType(linalgOp.getDpsInputs()[0]);
+  Type b = elementType(linalgOp.getDpsInputs()[1]);
+  if (a != b || !elementType(linalgOp.getDpsInits()[0]).isF32() ||
+      (a.isF32() && contraction->transposedB))
     return false;
 
   // The form for these operands on this chip, and its tilings (largest
@@ -168,7 +179,7 @@ static bool selectContraction(Operation *root, Operation *producer,
         contractionSharedBytes(tiling, a.getIntOrFloatBitWidth() / 8,
                                lanes == 0) > kStaticSharedBytes)
       continue;
-    int64_t count = (m / tiling.tileM) * (n / tiling.tileN);
+    int64_t count = batches * (m / tiling.tileM) * (n / tiling.tileN);
     if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
         m % 64 == 0 && n % 64 == 0)
       continue;
@@ -184,9 +195,20 @@ static bool selectContraction(Operation *root, Operation *producer,
     }
     strategy.kTile = tiling.tileK;
     strategy.pipelineDepth = tiling.pipelineDepth;
+    // Loops of the producer: the contraction's own, or the consumer's
+    // batch..., M, N.
     strategy.workgroupTile.assign(producerSizes->size(), 0);
-    strategy.workgroupTile[0] = tiling.tileM;
-    strategy.workgroupTile[1] = tiling.tileN;
+    if (producer == root) {
+      for (unsigned dim : contraction->batch)
+        strategy.workgroupTile[dim] = 1;
+      strategy.workgroupTile[contraction->m] = tiling.tileM;
+      strategy.workgroupTile[contraction->n] = tiling.tileN;
+    } else {
+      size_t batchLoops = contraction->batch.size();
+      std::fill_n(strategy.workgroupTile.begin(), batchLoops, 1);
+      strategy.workgroupTile[batchLoops] = tiling.tileM;
+      strategy.workgroupTile[batchLoops + 1] = tiling.tileN;
+    }
     strategy.workgroupCount = count;
     return true;
   }

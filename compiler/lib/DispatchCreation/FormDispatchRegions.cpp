@@ -17,6 +17,7 @@
 
 #include "DispatchUtils.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -102,8 +103,14 @@ private:
   }
 
   // Pulls in elementwise producers whose every user is already in the group:
-  // they are computed once, inside this kernel.
+  // they are computed once, inside this kernel. Contractions take none: a
+  // kernel tiles them into blocks that each read a whole K panel of their
+  // operands, which a fused producer would have to materialize per block
+  // (GPU contraction kernels stream the operands from memory instead).
   void addProducers(Operation *op, Group &group) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (linalgOp && linalg::isaContractionOpInterface(linalgOp))
+      return;
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       if (!isAvailable(producer) || group.contains(producer) ||

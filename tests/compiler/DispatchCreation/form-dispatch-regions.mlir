@@ -34,18 +34,51 @@ func.func @matmul_bias_relu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tenso
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #tr = affine_map<(d0, d1) -> (d1, d0)>
 
-// An elementwise producer used only by the root (a transpose feeding the
-// matmul) joins the root's group.
+// An elementwise producer used only by the root joins the root's group (a
+// transpose feeding a row sum).
 // CHECK-LABEL: func.func @producer_fusion
 // CHECK:       kiln.dispatch_region
 // CHECK-NEXT:    linalg.generic
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      linalg.yield
 // CHECK-NEXT:    } -> tensor<8x4xf32>
+// CHECK-NEXT:    linalg.reduce
+// CHECK:         kiln.yield
+// CHECK-NOT:   kiln.dispatch_region
+func.func @producer_fusion(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.reduce ins(%t : tensor<8x4xf32>) outs(%f : tensor<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// Contractions take no producers: a kernel's blocks each read a whole K
+// panel of the operands, which a fused producer would materialize per
+// block. The transpose feeding the matmul is its own kernel.
+// CHECK-LABEL: func.func @no_producers_into_contractions
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    linalg.generic
+// CHECK:         kiln.yield
+// CHECK:       kiln.dispatch_region
 // CHECK-NEXT:    linalg.matmul
 // CHECK-NEXT:    kiln.yield
-// CHECK-NOT:   kiln.dispatch_region
-func.func @producer_fusion(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+func.func @no_producers_into_contractions(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x4xf32>
   %t = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}

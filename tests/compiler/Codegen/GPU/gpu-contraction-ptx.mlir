@@ -25,8 +25,11 @@
 // CHECK: cp.async.wait_group 0;
 // CHECK-NEXT: bar.sync 0;
 // CHECK-COUNT-16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK: cvt.rn.f16.f32
-// CHECK: st.global.b16
+// Epilogue: each lane's two adjacent accumulators of a row are truncated
+// together and stored as one 32-bit word.
+// CHECK: cvt.rn.f16x2.f32 [[PAIR:%r[0-9]+]]
+// CHECK: st.global.b32 [{{.*}}], [[PAIR]];
+// CHECK-NOT: st.global.b16
 func.func @matmul_f16(%a: tensor<128x64xf16>, %b: tensor<64x64xf16>) -> tensor<128x64xf16> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<128x64xf32>

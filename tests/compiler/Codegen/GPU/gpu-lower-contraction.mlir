@@ -43,9 +43,12 @@
 // CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 0 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-16: nvvm.mma.sync
-// Epilogue: the consumer's truncation on each accumulator, stored to C.
+// Epilogue: the consumer's truncation on each accumulator; a lane's two
+// adjacent columns of a row are stored as one vector.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
-// CHECK: memref.store %{{.*}} : memref<64x64xf16, strided<[64, 1], offset: ?>>
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<64x64xf16, strided<[64, 1], offset: ?>>, vector<2xf16>
+// CHECK-NOT: memref.store
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref<64x64xf32, #gpu.address_space<workgroup>>
 #map = affine_map<(d0, d1) -> (d0, d1)>
@@ -68,13 +71,51 @@ func.func @tile_64x64(%arg0: memref<128x128xf16>, %arg1: memref<128x64xf16>, %ar
 
 // -----
 
+// One batch of a generic contracting the last dim of both operands (Q K^T):
+// rank-reducing views drop the unit batch dim, B's shared slices are N x K
+// (64 x 32, swizzled as A's), and its fragments come from ldmatrix.x4
+// without .trans.
+// CHECK-LABEL: func.func @batch_transposed_b
+// CHECK-DAG: memref.subview %{{.*}}[0, 0, 0] [1, 64, 64] [1, 1, 1] : memref<1x64x64xbf16, strided<[4096, 64, 1], offset: ?>> to memref<64x64xbf16, strided<[64, 1], offset: ?>>
+// CHECK-DAG: memref.subview %{{.*}}[0, 0, 0] [1, 64, 64] [1, 1, 1] : memref<1x64x64xf32, strided<[8192, 128, 1], offset: ?>> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK: %[[A_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<3x64x32xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[B_SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<3x64x32xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.ldmatrix %[[A_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %[[B_SMEM]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-NOT: transpose = true
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: linalg.
+#qk_a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#qk_b = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#qk_c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @batch_transposed_b(%arg0: memref<2x64x64xbf16>, %arg1: memref<2x128x64xbf16>, %arg2: memref<2x64x128xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 64, 64, 0>}} {
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.forall (%arg3, %arg4, %arg5) = (0, 0, 0) to (2, 64, 128) step (1, 64, 64) {
+    %subview = memref.subview %arg0[%arg3, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xbf16> to memref<1x64x64xbf16, strided<[4096, 64, 1], offset: ?>>
+    %subview_0 = memref.subview %arg1[%arg3, %arg5, 0] [1, 64, 64] [1, 1, 1] : memref<2x128x64xbf16> to memref<1x64x64xbf16, strided<[8192, 64, 1], offset: ?>>
+    %subview_1 = memref.subview %arg2[%arg3, 0, %arg5] [1, 64, 64] [1, 1, 1] : memref<2x64x128xf32> to memref<1x64x64xf32, strided<[8192, 128, 1], offset: ?>>
+    linalg.fill ins(%cst : f32) outs(%subview_1 : memref<1x64x64xf32, strided<[8192, 128, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#qk_a, #qk_b, #qk_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%subview, %subview_0 : memref<1x64x64xbf16, strided<[4096, 64, 1], offset: ?>>, memref<1x64x64xbf16, strided<[8192, 64, 1], offset: ?>>) outs(%subview_1 : memref<1x64x64xf32, strided<[8192, 128, 1], offset: ?>>) {
+    ^bb0(%in: bf16, %in_2: bf16, %out: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %in_2 : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  } {mapping = [#gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
+  return
+}
+
+// -----
+
 // No fill and no consumer: the accumulators start from C and go back to it.
 // One K slice: no loop.
 // CHECK-LABEL: func.func @accumulate_in_place
 // CHECK-COUNT-32: memref.load %arg2
 // CHECK-NOT: scf.for
 // CHECK-COUNT-16: nvvm.mma.sync
-// CHECK-COUNT-32: memref.store {{.*}}, %arg2
+// CHECK-COUNT-16: vector.store {{.*}}, %arg2{{.*}} {alignment = 8 : i64} : memref<64x64xf32>, vector<2xf32>
 func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xbf16>, memref<32x64xbf16>) outs(%arg2 : memref<64x64xf32>)
   return
@@ -84,7 +125,7 @@ func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf
 
 // A tile the strategy does not describe.
 func.func @wrong_tile(%arg0: memref<32x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<32x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
-  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected 64xK 'f16' * Kx64 'f16' -> f32 with K a multiple of 32}}
+  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> f32 with K a multiple of 32}}
   linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<32x64xf32>)
   return
 }
@@ -139,7 +180,8 @@ func.func @unknown_intrinsic(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>,
 // CHECK: gpu.barrier
 // CHECK-NOT: scf.for
 // CHECK-COUNT-64: vector.fma {{.*}} : vector<4xf32>
-// CHECK-COUNT-16: memref.store {{.*}}, %arg2
+// Each thread's rows of 4 columns are stored as vectors.
+// CHECK-COUNT-4: vector.store {{.*}}, %arg2{{.*}} {alignment = 16 : i64} : memref<64x64xf32>, vector<4xf32>
 func.func @simt_f32(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {k_tile = 16 : i64, kind = "contraction", simt_tile = array<i64: 4, 4>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   %cst = arith.constant 0.000000e+00 : f32
   linalg.fill ins(%cst : f32) outs(%arg2 : memref<64x64xf32>)

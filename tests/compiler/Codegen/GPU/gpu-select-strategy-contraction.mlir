@@ -93,3 +93,66 @@ func.func @f32_simt(%a: tensor<2048x64xf32>, %b: tensor<64x2048xf32>) -> tensor<
   %r = linalg.matmul ins(%a, %b : tensor<2048x64xf32>, tensor<64x2048xf32>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
   return %r : tensor<2048x2048xf32>
 }
+
+// -----
+
+// batch_matmul: one batch per workgroup (batch tile 1), 128x128 tiles as
+// 32 batches of 4 tiles fill the GPU.
+// CHECK-LABEL: func.func @batch_f16
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
+// CHECK-SAME: workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 128, 128, 0>
+func.func @batch_f16(%a: tensor<32x256x64xf16>, %b: tensor<32x64x256xf16>) -> tensor<32x256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<32x256x64xf16>, tensor<32x64x256xf16>) outs(%f : tensor<32x256x256xf32>) -> tensor<32x256x256xf32>
+  return %r : tensor<32x256x256xf32>
+}
+
+// -----
+
+// A generic contracting the last dim of both operands (B stored N x K) with
+// a scaling consumer over batch x M x N: the consumer's loops are tiled.
+// f32 with B transposed has no SIMT form: the generic matmul strategy.
+// CHECK-LABEL: func.func @transposed_b_f16
+// CHECK-SAME: kind = "contraction"
+// CHECK-SAME: workgroup_count = array<i64: 16, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 64, 64>}
+// CHECK-LABEL: func.func @transposed_b_f32
+// CHECK-SAME: kind = "matmul"
+#qk_a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#qk_b = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#qk_c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @transposed_b_f16(%q: tensor<4x128x64xf16>, %k: tensor<4x128x64xf16>) -> tensor<4x128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x128x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
+  %s = linalg.generic {indexing_maps = [#qk_a, #qk_b, #qk_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x128x64xf16>, tensor<4x128x64xf16>) outs(%f : tensor<4x128x128xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4x128x128xf32>
+  %e2 = tensor.empty() : tensor<4x128x128xf32>
+  %o = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<4x128x128xf32>) outs(%e2 : tensor<4x128x128xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %c = arith.constant 0.125 : f32
+    %m = arith.mulf %x, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<4x128x128xf32>
+  return %o : tensor<4x128x128xf32>
+}
+func.func @transposed_b_f32(%q: tensor<4x128x64xf32>, %k: tensor<4x128x64xf32>) -> tensor<4x128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x128x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x128x128xf32>) -> tensor<4x128x128xf32>
+  %s = linalg.generic {indexing_maps = [#qk_a, #qk_b, #qk_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<4x128x64xf32>, tensor<4x128x64xf32>) outs(%f : tensor<4x128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4x128x128xf32>
+  return %s : tensor<4x128x128xf32>
+}

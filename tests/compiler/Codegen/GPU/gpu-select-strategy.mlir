@@ -117,12 +117,12 @@ func.func @matmul(%a: tensor<256x128xi32>, %b: tensor<128x512xi32>) -> tensor<25
 
 // WAVE64-LABEL: func.func @batch_matmul
 // WAVE64-SAME: kiln.gpu_strategy = {kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.batch_matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 1, 16, 16, 0>}
-func.func @batch_matmul(%a: tensor<8x64x32xf32>, %b: tensor<8x32x64xf32>) -> tensor<8x64x64xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x64x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
-  %mm = linalg.batch_matmul ins(%a, %b : tensor<8x64x32xf32>, tensor<8x32x64xf32>) outs(%f : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
-  return %mm : tensor<8x64x64xf32>
+func.func @batch_matmul(%a: tensor<8x64x32xi32>, %b: tensor<8x32x64xi32>) -> tensor<8x64x64xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<8x64x64xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<8x64x64xi32>) -> tensor<8x64x64xi32>
+  %mm = linalg.batch_matmul ins(%a, %b : tensor<8x64x32xi32>, tensor<8x32x64xi32>) outs(%f : tensor<8x64x64xi32>) -> tensor<8x64x64xi32>
+  return %mm : tensor<8x64x64xi32>
 }
 
 // -----

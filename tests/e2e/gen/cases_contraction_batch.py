@@ -1,0 +1,97 @@
+"""Matmul-like ops beyond linalg.matmul that take the GPU contraction
+strategy: batch_matmul (one batch per workgroup), a generic contracting the
+last dim of both operands (B stored N x K, as attention's Q K^T: ldmatrix
+without .trans), and K of 128 (4 slices of 32 through the 3-stage cp.async
+pipeline's steady loop). Also a transpose producing a matmul operand, which
+dispatch creation keeps out of the contraction's kernel. Values are small
+multiples of 1/4 so every product and sum is exact in f32."""
+
+import numpy as np
+
+from e2elib import Case, Run, T, bf16
+
+rng = np.random.default_rng(31)
+CASES = []
+
+
+def quarters(*shape, dtype=np.float32):
+    return (rng.integers(-8, 9, size=shape) / 4).astype(dtype)
+
+
+def f64(x):
+    return x.astype(np.float64)
+
+
+FILL = """  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{shape}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{shape}xf32>) -> tensor<{shape}xf32>
+"""
+
+# batch_matmul f16 with a truncating consumer over batch x M x N; K = 256.
+B, M, N, K = 2, 64, 64, 128
+a, b = quarters(B, M, K, dtype=np.float16), quarters(B, K, N, dtype=np.float16)
+CASES.append(Case(
+    "matmul/contraction_batch_f16_truncf.mlir",
+    f"batch_matmul f16 {B}x{M}x{K} * {B}x{K}x{N}, f32 accumulator truncated to f16 (contraction strategy on GPUs: one batch per workgroup, 4 K slices).",
+    f"""#id = affine_map<(b, i, j) -> (b, i, j)>
+func.func @main(%a: tensor<{B}x{M}x{K}xf16>, %b: tensor<{B}x{K}x{N}xf16>) -> tensor<{B}x{M}x{N}xf16> {{
+{FILL.format(shape=f"{B}x{M}x{N}")}  %m = linalg.batch_matmul ins(%a, %b : tensor<{B}x{M}x{K}xf16>, tensor<{B}x{K}x{N}xf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) -> tensor<{B}x{M}x{N}xf32>
+  %e2 = tensor.empty() : tensor<{B}x{M}x{N}xf16>
+  %r = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%m : tensor<{B}x{M}x{N}xf32>) outs(%e2 : tensor<{B}x{M}x{N}xf16>) {{
+  ^bb0(%x: f32, %o: f16):
+    %y = arith.truncf %x : f32 to f16
+    linalg.yield %y : f16
+  }} -> tensor<{B}x{M}x{N}xf16>
+  return %r : tensor<{B}x{M}x{N}xf16>
+}}""",
+    [Run("main", [T(a, "f16"), T(b, "f16")], [T(f64(a) @ f64(b), "f16")], atol=0, rtol=0)]))
+
+# Q K^T: a generic contracting the last dim of both operands, bf16 widened
+# to f32 in the body.
+B, M, N, K = 2, 64, 128, 64
+q, k = quarters(B, M, K, dtype=np.float32), quarters(B, N, K, dtype=np.float32)
+q, k = bf16(q), bf16(k)
+CASES.append(Case(
+    "matmul/contraction_transposed_b_bf16.mlir",
+    f"bf16 {B}x{M}x{K} times the transpose of {B}x{N}x{K} into f32, as a generic with widening casts (contraction strategy with B stored N x K on GPUs).",
+    f"""func.func @main(%q: tensor<{B}x{M}x{K}xbf16>, %k: tensor<{B}x{N}x{K}xbf16>) -> tensor<{B}x{M}x{N}xf32> {{
+{FILL.format(shape=f"{B}x{M}x{N}")}  %s = linalg.generic {{indexing_maps = [affine_map<(b, i, j, l) -> (b, i, l)>, affine_map<(b, i, j, l) -> (b, j, l)>, affine_map<(b, i, j, l) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%q, %k : tensor<{B}x{M}x{K}xbf16>, tensor<{B}x{N}x{K}xbf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) {{
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }} -> tensor<{B}x{M}x{N}xf32>
+  return %s : tensor<{B}x{M}x{N}xf32>
+}}""",
+    [Run("main", [T(q, "bf16"), T(k, "bf16")], [T(f64(q) @ f64(k).transpose(0, 2, 1), "f32")], atol=0, rtol=0)]))
+
+# A transpose producing the matmul's A operand: its own kernel, then the
+# contraction (f16, K = 128, no epilogue).
+M, N, K = 64, 64, 128
+x, b = quarters(K, M, dtype=np.float16), quarters(K, N, dtype=np.float16)
+CASES.append(Case(
+    "matmul/contraction_transposed_producer_f16.mlir",
+    f"f16 transpose({K}x{M}) * {K}x{N} -> f32: the transpose is a kernel of its own, the matmul takes the contraction strategy on GPUs.",
+    f"""func.func @main(%x: tensor<{K}x{M}xf16>, %b: tensor<{K}x{N}xf16>) -> tensor<{M}x{N}xf32> {{
+  %et = tensor.empty() : tensor<{M}x{K}xf16>
+  %t = linalg.transpose ins(%x : tensor<{K}x{M}xf16>) outs(%et : tensor<{M}x{K}xf16>) permutation = [1, 0]
+{FILL.format(shape=f"{M}x{N}")}  %m = linalg.matmul ins(%t, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+  return %m : tensor<{M}x{N}xf32>
+}}""",
+    [Run("main", [T(x, "f16"), T(b, "f16")], [T(f64(x).T @ f64(b), "f32")], atol=0, rtol=0)]))
+
+# batch_matmul f32: the SIMT form per batch.
+B, M, N, K = 3, 64, 64, 32
+a, b = quarters(B, M, K), quarters(B, K, N)
+CASES.append(Case(
+    "matmul/contraction_batch_f32_simt.mlir",
+    f"batch_matmul f32 {B}x{M}x{K} * {B}x{K}x{N} (contraction strategy, SIMT form, one batch per workgroup on GPUs).",
+    f"""func.func @main(%a: tensor<{B}x{M}x{K}xf32>, %b: tensor<{B}x{K}x{N}xf32>) -> tensor<{B}x{M}x{N}xf32> {{
+{FILL.format(shape=f"{B}x{M}x{N}")}  %m = linalg.batch_matmul ins(%a, %b : tensor<{B}x{M}x{K}xf32>, tensor<{B}x{K}x{N}xf32>) outs(%f : tensor<{B}x{M}x{N}xf32>) -> tensor<{B}x{M}x{N}xf32>
+  return %m : tensor<{B}x{M}x{N}xf32>
+}}""",
+    [Run("main", [T(a, "f32"), T(b, "f32")], [T(f64(a) @ f64(b), "f32")], atol=0, rtol=0)]))
