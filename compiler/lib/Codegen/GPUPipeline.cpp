@@ -35,13 +35,31 @@ GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
   options.chip = chip.str();
   if (backend == GPUBackend::NVVM) {
     options.subgroupSize = 32;
-    // Statically allocated shared memory is limited to 48 KiB per block.
-    options.maxSharedMemoryBytes = 48 * 1024;
+    // Statically allocated shared memory is limited to 48 KiB per block;
+    // with the opt-in, a block may use up to the chip's limit (CUDA
+    // programming guide, compute capabilities table).
+    options.maxStaticSharedMemoryBytes = 48 * 1024;
+    unsigned sm = 0;
+    llvm::StringRef digits = chip;
+    if (!digits.consume_front("sm_") || digits.consumeInteger(10, sm))
+      sm = 0;
+    if (sm == 80 || sm == 87)
+      options.maxSharedMemoryBytes = 163 * 1024;
+    else if (sm == 90 || sm == 100)
+      options.maxSharedMemoryBytes = 227 * 1024;
+    else if (sm > 80)
+      options.maxSharedMemoryBytes = 99 * 1024;
+    else if (sm == 75)
+      options.maxSharedMemoryBytes = 64 * 1024;
+    else
+      options.maxSharedMemoryBytes = 48 * 1024;
     return options;
   }
-  // gfx9 (GCN/CDNA) runs wave64; gfx10 and later (RDNA) wave32.
+  // gfx9 (GCN/CDNA) runs wave64; gfx10 and later (RDNA) wave32. LDS is
+  // declared statically up to its full size.
   options.subgroupSize = chip.starts_with("gfx9") ? 64 : 32;
   options.maxSharedMemoryBytes = chip == "gfx950" ? 160 * 1024 : 64 * 1024;
+  options.maxStaticSharedMemoryBytes = options.maxSharedMemoryBytes;
   return options;
 }
 
@@ -63,6 +81,7 @@ static void buildTileStage(OpPassManager &pm,
   strategy.maxWorkgroupSize = options.maxWorkgroupSize;
   strategy.chip = options.chip;
   strategy.matrixCores = options.matrixCores;
+  strategy.maxSharedMemoryBytes = options.maxSharedMemoryBytes;
   f.addPass(createGPUSelectStrategyPass(strategy));
   f.addPass(createGPUTileToWorkgroupsPass());
   addCleanup(f);
@@ -131,6 +150,7 @@ static void buildLLVMStage(OpPassManager &pm,
                            const GPUCodegenOptions &options) {
   GPUWrapKernelsPassOptions wrap;
   wrap.maxSharedMemoryBytes = options.maxSharedMemoryBytes;
+  wrap.maxStaticSharedMemoryBytes = options.maxStaticSharedMemoryBytes;
   pm.addPass(createGPUWrapKernelsPass(wrap));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

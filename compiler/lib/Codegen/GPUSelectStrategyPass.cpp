@@ -70,10 +70,6 @@ struct ContractionTiling {
 // smaller tiles then.
 constexpr int64_t kLargeTileWorkgroups = 96;
 
-// Shared memory a workgroup may declare statically: 48 KiB on NVIDIA
-// without the dynamic opt-in; AMD's LDS holds 64 KiB.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
-
 // Shared memory of a contraction tiling as kiln-gpu-lower-contraction lays
 // it out: A and B slices per stage, unpadded (swizzled) with cp.async
 // stages, else one stage with rows padded by 8 elements; the SIMT form
@@ -105,7 +101,8 @@ static bool hasMmaSync(StringRef chip) {
 // contraction or an elementwise consumer over its batch x M x N space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
-                              bool matrixCores, GPUStrategy &strategy) {
+                              bool matrixCores, int64_t maxSharedBytes,
+                              GPUStrategy &strategy) {
   std::optional<RecipeContraction> contraction = matchRecipeContraction(root);
   if (!contraction)
     return false;
@@ -160,12 +157,15 @@ static bool selectContraction(Operation *root, Operation *producer,
   } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
              subgroupSize == 32) {
     // NVIDIA: mma.sync, 2x2 warps (each 64x64 of a 128x128 tile, or 32x32
-    // of a 64x64 tile), three cp.async stages of 16 KiB (128x128) or 8 KiB
-    // (64x64). Measured on an H100 (f16 4096^3): warps of 64x64 against
-    // 64x32 (2x4 warps), 3 stages against 2, 128x256 and 256x128 tiles of 8
-    // warps: 377 against 329-336, 320-331 and 298-306 TFLOP/s; grouping
+    // of a 64x64 tile), cp.async stages of 16 KiB (128x128: 4 stages, 64
+    // KiB of dynamic shared memory; 3 where only 48 KiB fit) or 8 KiB
+    // (64x64: 3 stages). Measured on an H100, f16 4096^3 and 8192^3 (TFLOP/s,
+    // docs/performance.md): 4 stages 416 / 427, 3 stages 400 / 406; warps of
+    // 64x32 (2x4) 329-336, 2 stages 320-331; 128x256 and 256x128 tiles of 8
+    // warps 324-396 / 340-399; K slices of 64 387-395 / 395-420; grouping
     // workgroups for L2 reuse made no difference.
-    static const ContractionTiling kMmaSync[] = {{128, 128, 32, 2, 2, 3},
+    static const ContractionTiling kMmaSync[] = {{128, 128, 32, 2, 2, 4},
+                                                 {128, 128, 32, 2, 2, 3},
                                                  {64, 64, 32, 2, 2, 3}};
     tilings = kMmaSync;
     intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
@@ -177,7 +177,7 @@ static bool selectContraction(Operation *root, Operation *producer,
   for (const ContractionTiling &tiling : tilings) {
     if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK ||
         contractionSharedBytes(tiling, a.getIntOrFloatBitWidth() / 8,
-                               lanes == 0) > kStaticSharedBytes)
+                               lanes == 0) > maxSharedBytes)
       continue;
     int64_t count = batches * (m / tiling.tileM) * (n / tiling.tileN);
     if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
@@ -249,7 +249,7 @@ static int64_t elementBits(Operation *op) {
 
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
                                   int64_t maxWorkgroupSize, StringRef chip,
-                                  bool matrixCores) {
+                                  bool matrixCores, int64_t maxSharedBytes) {
   GPUStrategy strategy;
   strategy.workgroupSize =
       std::max<int64_t>(1, std::min(kSubgroupsPerWorkgroup * subgroupSize,
@@ -271,7 +271,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   strategy.workgroupTile.assign(sizes->size(), 0);
 
   if (selectContraction(root, producer, chip, subgroupSize, matrixCores,
-                        strategy))
+                        maxSharedBytes, strategy))
     return strategy;
 
   // Matmuls on matrix cores: one subgroup per 16x16 output tile.
@@ -461,7 +461,8 @@ struct GPUSelectStrategyPass
       return signalPassFailure();
     }
     GPUStrategy strategy = selectStrategy(func, subgroupSize, maxWorkgroupSize,
-                                          chip, matrixCores);
+                                          chip, matrixCores,
+                                          maxSharedMemoryBytes);
 
     Builder b(func.getContext());
     SmallVector<NamedAttribute> entries = {

@@ -26,6 +26,9 @@ using namespace mlir::kiln;
 
 namespace {
 
+// The workgroup (shared / LDS) address space of NVPTX and AMDGPU.
+constexpr unsigned kSharedAddressSpace = 3;
+
 // LLVM's global address space on both AMDGPU and NVPTX.
 constexpr unsigned kGlobalAddressSpace = 1;
 
@@ -188,6 +191,18 @@ struct GPUUnwrapKernelsPass
             op.emitError() << "symbol '" << symbol.getName()
                            << "' is defined twice";
             return signalPassFailure();
+          }
+        }
+        // Dynamic shared memory (gpu.dynamic_shared_memory) lowers to an
+        // internal zero-sized shared array; external linkage makes it the
+        // `.extern .shared` array (PTX) / dynamic LDS (AMDGPU) that the
+        // launch's dynamic size backs.
+        if (auto global = dyn_cast<LLVM::GlobalOp>(op)) {
+          auto array = dyn_cast<LLVM::LLVMArrayType>(global.getType());
+          if (global.getAddrSpace() == kSharedAddressSpace && array &&
+              array.getNumElements() == 0) {
+            global.setLinkage(LLVM::Linkage::External);
+            global.removeValueAttr();
           }
         }
         op.moveBefore(gpuModule);

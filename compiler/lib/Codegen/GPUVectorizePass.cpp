@@ -119,9 +119,20 @@ struct GPUVectorizePass
     if (chunks.empty())
       return;
 
-    // 2. Unit dims cast away, so a chunk is a 1-D vector; broadcasts become
-    //    a scalar read and a vector.broadcast; contiguous 1-D transfers
-    //    become vector.load / vector.store.
+    // 2. Unit dims cast away, so a chunk is a 1-D vector. This runs to a
+    //    fixpoint before broadcasts are lowered: with both pattern sets at
+    //    once, a 1-D value broadcast to 1 x W for a leading-unit write (a
+    //    chunk computed from linalg.index alone) is cast away and lowered
+    //    back forever.
+    RewritePatternSet unitDims(ctx);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
+    vector::populateVectorTransferDropUnitDimsPatterns(unitDims);
+    vector::populateVectorToVectorCanonicalizationPatterns(unitDims);
+    if (failed(applyPatternsGreedily(func, std::move(unitDims))))
+      return signalPassFailure();
+
+    // 3. Broadcasts become a scalar read and a vector.broadcast; contiguous
+    //    1-D transfers become vector.load / vector.store.
     RewritePatternSet patterns(ctx);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferDropUnitDimsPatterns(patterns);

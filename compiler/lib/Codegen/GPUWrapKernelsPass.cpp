@@ -2,12 +2,14 @@
 //
 // Upstream convert-gpu-to-rocdl / convert-gpu-to-nvvm lower gpu.func
 // kernels inside a gpu.module; this pass puts the distributed kernels
-// there, with their shared-memory buffers as workgroup attributions.
+// there, with their shared-memory buffers as workgroup attributions (or,
+// above the static limit, as views of one dynamic shared-memory buffer).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -40,7 +42,8 @@ static int64_t sharedBytes(MemRefType type) {
 }
 
 static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
-                                int64_t maxSharedMemoryBytes) {
+                                int64_t maxSharedMemoryBytes,
+                                int64_t maxStaticSharedMemoryBytes) {
   MLIRContext *ctx = func.getContext();
   if (func.getNumResults() != 0)
     return func.emitError() << "GPU kernel '" << func.getSymName()
@@ -95,6 +98,30 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
 
   IRRewriter rewriter(ctx);
   Block *entry = &gpuFunc.getBody().front();
+  if (totalShared > maxStaticSharedMemoryBytes) {
+    // One dynamic buffer (16-byte aligned, like the attributions) holds
+    // every temporary at a 16-byte aligned offset.
+    rewriter.setInsertionPointToStart(entry);
+    auto bytesType = MemRefType::get(
+        {ShapedType::kDynamic}, rewriter.getI8Type(), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+    Value dynamic =
+        gpu::DynamicSharedMemoryOp::create(rewriter, func.getLoc(), bytesType);
+    int64_t offset = 0;
+    for (memref::AllocOp alloc : sharedAllocs) {
+      Value at = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(),
+                                                offset);
+      Value view = memref::ViewOp::create(rewriter, alloc.getLoc(),
+                                          alloc.getType(), dynamic, at,
+                                          ValueRange{});
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          rewriter.eraseOp(user);
+      offset += sharedBytes(alloc.getType());
+      rewriter.replaceOp(alloc, view);
+    }
+    sharedAllocs.clear();
+  }
   for (memref::AllocOp alloc : sharedAllocs) {
     BlockArgument buffer =
         gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
@@ -142,7 +169,8 @@ struct GPUWrapKernelsPass
     auto gpuModule =
         gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
     for (func::FuncOp func : kernels)
-      if (failed(wrapKernel(func, gpuModule, maxSharedMemoryBytes)))
+      if (failed(wrapKernel(func, gpuModule, maxSharedMemoryBytes,
+                            maxStaticSharedMemoryBytes)))
         return signalPassFailure();
     // Constant buffers the kernels read go along with them.
     for (auto global :

@@ -95,3 +95,74 @@ CASES.append(Case(
   return %m : tensor<{B}x{M}x{N}xf32>
 }}""",
     [Run("main", [T(a, "f32"), T(b, "f32")], [T(f64(a) @ f64(b), "f32")], atol=0, rtol=0)]))
+
+# Enough 128x128 tiles (12 x 8) for the large tiling: four 16 KiB cp.async
+# stages in dynamic shared memory on NVIDIA (the driver opts the kernel in
+# and passes the size at launch). A and B are generated in the program from
+# their indices, so the test stays small; the result is checked through one
+# weighted sum per row, which any misplaced element changes.
+M, N, K = 1536, 1024, 128
+w = rng.integers(-3, 4, size=N).astype(np.float32)
+i, k, j = np.arange(M)[:, None], np.arange(K)[None, :], np.arange(N)[None, :]
+a_gen = (((i * 7 + k * 3) % 5) - 2) / 2
+b_gen = (((np.arange(K)[:, None] * 5 + j * 11) % 3) - 1) / 2
+CASES.append(Case(
+    "matmul/contraction_large_tiles_f16.mlir",
+    f"f16 {M}x{K} * {K}x{N} -> f32 generated from indices, then one weighted sum per row (GPUs: 128x128 tiles, 4 shared stages in dynamic shared memory).",
+    f"""#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
+  %ea = tensor.empty() : tensor<{M}x{K}xf16>
+  %a = linalg.generic {{indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}} outs(%ea : tensor<{M}x{K}xf16>) {{
+  ^bb0(%o: f16):
+    %i = linalg.index 0 : index
+    %k = linalg.index 1 : index
+    %c7 = arith.constant 7 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %c2 = arith.constant 2 : index
+    %i7 = arith.muli %i, %c7 : index
+    %k3 = arith.muli %k, %c3 : index
+    %s = arith.addi %i7, %k3 : index
+    %r = arith.remui %s, %c5 : index
+    %d = arith.subi %r, %c2 : index
+    %n = arith.index_cast %d : index to i32
+    %f = arith.sitofp %n : i32 to f16
+    %half = arith.constant 0.5 : f16
+    %v = arith.mulf %f, %half : f16
+    linalg.yield %v : f16
+  }} -> tensor<{M}x{K}xf16>
+  %eb = tensor.empty() : tensor<{K}x{N}xf16>
+  %b = linalg.generic {{indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}} outs(%eb : tensor<{K}x{N}xf16>) {{
+  ^bb0(%o: f16):
+    %k = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c5 = arith.constant 5 : index
+    %c11 = arith.constant 11 : index
+    %c3 = arith.constant 3 : index
+    %c1 = arith.constant 1 : index
+    %k5 = arith.muli %k, %c5 : index
+    %j11 = arith.muli %j, %c11 : index
+    %s = arith.addi %k5, %j11 : index
+    %r = arith.remui %s, %c3 : index
+    %d = arith.subi %r, %c1 : index
+    %n = arith.index_cast %d : index to i32
+    %f = arith.sitofp %n : i32 to f16
+    %half = arith.constant 0.5 : f16
+    %v = arith.mulf %f, %half : f16
+    linalg.yield %v : f16
+  }} -> tensor<{K}x{N}xf16>
+{FILL.format(shape=f"{M}x{N}")}  %c = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+  %z = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<{M}xf32>
+  %fs = linalg.fill ins(%z : f32) outs(%es : tensor<{M}xf32>) -> tensor<{M}xf32>
+  %s = linalg.generic {{indexing_maps = [#id, #col, #row], iterator_types = ["parallel", "reduction"]}} ins(%c, %w : tensor<{M}x{N}xf32>, tensor<{N}xf32>) outs(%fs : tensor<{M}xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }} -> tensor<{M}xf32>
+  return %s : tensor<{M}xf32>
+}}""",
+    [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))

@@ -25,7 +25,11 @@ struct GPUCodegenOptions {
   // Threads per wave/warp: 64 on CDNA (gfx9), 32 on RDNA (gfx10+) and NVIDIA.
   unsigned subgroupSize = 64;
   unsigned maxWorkgroupSize = 1024;
+  // Shared memory one workgroup may use in all, and the part a kernel may
+  // declare statically (NVIDIA: 48 KiB; above it, buffers move to dynamic
+  // shared memory that the driver opts into at load time).
   unsigned maxSharedMemoryBytes = 65536;
+  unsigned maxStaticSharedMemoryBytes = 65536;
   // MFMA/WMMA matmul strategies (opt-in: verified at the ISA level only).
   bool matrixCores = false;
 };

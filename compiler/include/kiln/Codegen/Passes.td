@@ -340,6 +340,10 @@ def GPUSelectStrategyPass
            "Use MFMA/WMMA for f16 matmuls where the chip has them. Off by "
            "default: these kernels are verified at the ISA level only (no "
            "AMD GPU has run them yet)">,
+    Option<"maxSharedMemoryBytes", "max-shared-memory-bytes", "int64_t",
+           /*default=*/"49152",
+           "Shared memory one workgroup may use (strategies never exceed "
+           "it)">,
   ];
 }
 
@@ -590,15 +594,24 @@ def GPUWrapKernelsPass : Pass<"kiln-gpu-wrap-kernels", "ModuleOp"> {
     `kiln.workgroup_size`, inside one `gpu.module @kiln_kernels`, so that
     upstream convert-gpu-to-rocdl / convert-gpu-to-nvvm can lower it.
     Statically shaped `memref.alloc`s in `#gpu.address_space<workgroup>`
-    become workgroup attributions; their total size is recorded as
+    become workgroup attributions, or, when together they exceed
+    `max-static-shared-memory-bytes`, `memref.view`s at 16-byte aligned
+    offsets of one `gpu.dynamic_shared_memory` buffer (the driver passes its
+    size at launch). Their total size is recorded as
     `kiln.shared_memory_bytes`, and a kernel needing more than
     `max-shared-memory-bytes` is an error. The `memref.global` constants the
     kernels read move into the gpu.module with them.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
   let options = [
     Option<"maxSharedMemoryBytes", "max-shared-memory-bytes", "int64_t",
            /*default=*/"65536", "Shared memory available to one workgroup">,
+    Option<"maxStaticSharedMemoryBytes", "max-static-shared-memory-bytes",
+           "int64_t", /*default=*/"65536",
+           "Shared memory a kernel may declare statically; kernels needing "
+           "more keep all their buffers in dynamic shared memory">,
   ];
 }
 

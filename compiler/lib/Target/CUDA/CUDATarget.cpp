@@ -26,9 +26,8 @@ ArrayRef<CUDAChipInfo> mlir::kiln::getKnownCUDAChips() {
   // The PTX ISA version is the lowest one that supports the chip (what LLVM
   // picks by default), so the oldest driver that knows the chip can JIT it.
   static const CUDAChipInfo chips[] = {
-      {"sm_75", 63, 49152},  {"sm_80", 70, 49152},  {"sm_86", 71, 49152},
-      {"sm_89", 78, 49152},  {"sm_90", 78, 49152},  {"sm_90a", 80, 49152},
-      {"sm_100", 86, 49152}, {"sm_120", 87, 49152},
+      {"sm_75", 63},  {"sm_80", 70},  {"sm_86", 71},  {"sm_89", 78},
+      {"sm_90", 78},  {"sm_90a", 80}, {"sm_100", 86}, {"sm_120", 87},
   };
   return chips;
 }
@@ -80,12 +79,9 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
   StringRef name = executable.getSymName();
   DumpWriter dump(options.dumpDir, name, chip.name);
 
-  GPUCodegenOptions codegenOptions;
-  codegenOptions.backend = GPUBackend::NVVM;
-  codegenOptions.chip = chip.name.str();
-  codegenOptions.subgroupSize = 32;
+  GPUCodegenOptions codegenOptions =
+      getGPUCodegenOptionsForChip(GPUBackend::NVVM, chip.name);
   codegenOptions.maxWorkgroupSize = 1024;
-  codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(
       loc, nvptxBackend, chip.name, "+ptx" + std::to_string(chip.ptxVersion),
       options.optLevel);

@@ -363,6 +363,8 @@ typedef struct kiln_hal_executable_export_t {
   uint32_t workgroup_size[3];
   uint32_t binding_count;
   uint32_t push_constant_count;
+  // Workgroup shared memory the kernel uses in all: what the binary does not
+  // declare statically is dynamic shared memory, passed at launch.
   uint32_t shared_memory_bytes;
 } kiln_hal_executable_export_t;
 

@@ -89,6 +89,7 @@ KILN_AMD_REQUIRED(hipMemsetD32Async, int, (void*, int, size_t, hipStream_t))
 KILN_AMD_REQUIRED(hipModuleLoadData, int, (hipModule_t*, const void*))
 KILN_AMD_REQUIRED(hipModuleUnload, int, (hipModule_t))
 KILN_AMD_REQUIRED(hipModuleGetFunction, int, (hipFunction_t*, hipModule_t, const char*))
+KILN_AMD_REQUIRED(hipFuncGetAttribute, int, (int*, int, hipFunction_t))
 KILN_AMD_REQUIRED(hipModuleLaunchKernel, int,
                   (hipFunction_t, unsigned int, unsigned int, unsigned int,
                    unsigned int, unsigned int, unsigned int, unsigned int,
@@ -145,6 +146,8 @@ KILN_CUDA_REQUIRED(cuMemsetD32Async, 3020, int, (CUdeviceptr, unsigned int, size
 KILN_CUDA_REQUIRED(cuModuleLoadData, 2000, int, (hipModule_t*, const void*))
 KILN_CUDA_REQUIRED(cuModuleUnload, 2000, int, (hipModule_t))
 KILN_CUDA_REQUIRED(cuModuleGetFunction, 2000, int, (hipFunction_t*, hipModule_t, const char*))
+KILN_CUDA_REQUIRED(cuFuncGetAttribute, 2020, int, (int*, int, hipFunction_t))
+KILN_CUDA_REQUIRED(cuFuncSetAttribute, 9000, int, (hipFunction_t, int, int))
 KILN_CUDA_REQUIRED(cuLaunchKernel, 4000, int,
                    (hipFunction_t, unsigned int, unsigned int, unsigned int,
                     unsigned int, unsigned int, unsigned int, unsigned int,

@@ -277,7 +277,7 @@ kiln_status_t issueCommands(HipCommandBuffer* commandBuffer,
           arguments[bindingCount + i] = &constants[i];
         hipError_t error = platform.moduleLaunchKernel(
             kernel.function, command.workgroupCount, kernel.blockSize,
-            /*dynamicSharedBytes=*/0, stream, arguments.data());
+            kernel.dynamicSharedBytes, stream, arguments.data());
         if (error != hipSuccess) {
           const kiln_hal_executable_export_t& exp =
               command.executable->exports[command.exportOrdinal];

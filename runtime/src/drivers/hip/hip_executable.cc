@@ -202,16 +202,38 @@ kiln_status_t prepareExecutable(kiln_hal_executable_cache_t* base,
           i, source.name);
     for (int d = 0; d < 3; ++d)
       kernel.blockSize[d] = source.workgroup_size[d] ? source.workgroup_size[d] : 1;
-    // shared_memory_bytes is the kernel's static shared memory (module.fbs;
-    // the compiler reads it back from the binary), which the code object
-    // reserves itself: launches pass 0 dynamic bytes. The check only makes
-    // the error readable before the launch would fail.
+    // shared_memory_bytes is all the shared memory a workgroup of the
+    // kernel uses (module.fbs). What the code object does not reserve
+    // statically is dynamic shared memory, passed at every launch (CUDA
+    // allows it above 48 KiB only after the function's opt-in).
     if (sharedLimit > 0 && source.shared_memory_bytes > uint32_t(sharedLimit))
       return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                         "export '%s' needs %u bytes of shared memory; "
                         "hip://%d allows %d per workgroup",
                         source.name, source.shared_memory_bytes,
                         context->ordinal, sharedLimit);
+    if (source.shared_memory_bytes > 0) {
+      int staticBytes = 0;
+      error = platform.functionStaticSharedBytes(kernel.function, &staticBytes);
+      if (error != hipSuccess)
+        return annotate(context->check(error, "hipFuncGetAttribute",
+                                       KILN_STATUS_INTERNAL),
+                        "reading the static shared memory of export '%s'",
+                        source.name);
+      if (staticBytes >= 0 && source.shared_memory_bytes > uint32_t(staticBytes))
+        kernel.dynamicSharedBytes = source.shared_memory_bytes - staticBytes;
+      if (kernel.dynamicSharedBytes > 0) {
+        error = platform.functionAllowDynamicSharedBytes(
+            kernel.function, int(kernel.dynamicSharedBytes));
+        if (error != hipSuccess)
+          return annotate(context->check(error, "hipFuncSetAttribute",
+                                         KILN_STATUS_INVALID_ARGUMENT),
+                          "allowing export '%s' %u bytes of dynamic shared "
+                          "memory on hip://%d",
+                          source.name, kernel.dynamicSharedBytes,
+                          context->ordinal);
+      }
+    }
     executable->kernels.push_back(kernel);
   }
   kiln_hal_resource_initialize(&kExecutableVTable, &executable->base.resource);

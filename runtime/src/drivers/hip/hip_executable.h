@@ -33,6 +33,9 @@ kiln_status_t createExecutableCache(std::shared_ptr<const DeviceContext> context
 struct KernelInfo {
   hipFunction_t function = nullptr;
   uint32_t blockSize[3] = {1, 1, 1};
+  // Shared memory the export needs beyond what the code object reserves
+  // statically, passed to every launch.
+  uint32_t dynamicSharedBytes = 0;
 };
 
 // The kernel of export |ordinal|, or nullptr if |executable| was not made by

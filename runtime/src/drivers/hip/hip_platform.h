@@ -171,6 +171,14 @@ class Platform {
   virtual hipError_t moduleGetFunction(hipFunction_t* function,
                                        hipModule_t module,
                                        const char* name) = 0;
+  // Shared memory `function` reserves statically (bytes).
+  virtual hipError_t functionStaticSharedBytes(hipFunction_t function,
+                                               int* bytes) = 0;
+  // Lets launches of `function` pass up to `bytes` of dynamic shared
+  // memory: CUDA requires this opt-in above 48 KiB; AMD allows any amount
+  // up to the LDS size without one (the call only checks the limit there).
+  virtual hipError_t functionAllowDynamicSharedBytes(hipFunction_t function,
+                                                     int bytes) = 0;
   virtual hipError_t moduleLaunchKernel(hipFunction_t function,
                                         const uint32_t grid[3],
                                         const uint32_t block[3],

@@ -36,6 +36,9 @@ struct AmdSymbols {
 #include "drivers/hip/dynamic_symbol_tables.h"
 };
 
+// hipFunction_attribute (CUDA-compatible numbering).
+constexpr int kHipFuncAttributeSharedSizeBytes = 1;
+
 class AmdPlatform final : public Platform {
  public:
   AmdPlatform(void* handle, std::string path) : handle(handle), path(path) {}
@@ -252,6 +255,16 @@ class AmdPlatform final : public Platform {
   hipError_t moduleGetFunction(hipFunction_t* function, hipModule_t module,
                                const char* name) override {
     return api.hipModuleGetFunction(function, module, name);
+  }
+  hipError_t functionStaticSharedBytes(hipFunction_t function,
+                                       int* bytes) override {
+    return api.hipFuncGetAttribute(bytes, kHipFuncAttributeSharedSizeBytes,
+                                   function);
+  }
+  // AMD has no opt-in: a launch may use LDS up to the device's size, which
+  // preparing an executable checks against the export's total.
+  hipError_t functionAllowDynamicSharedBytes(hipFunction_t, int) override {
+    return hipSuccess;
   }
   hipError_t moduleLaunchKernel(hipFunction_t function, const uint32_t grid[3],
                                 const uint32_t block[3],

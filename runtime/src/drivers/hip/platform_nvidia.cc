@@ -44,6 +44,9 @@ constexpr int kCuDeviceAttributeComputeCapabilityMinor = 76;
 constexpr int kCuDeviceAttributeManagedMemory = 83;
 constexpr int kCuDeviceAttributeConcurrentManagedAccess = 89;
 constexpr int kCuDeviceAttributeMaxSharedMemoryPerBlockOptin = 97;
+// CUfunction_attribute values.
+constexpr int kCuFuncAttributeSharedSizeBytes = 1;
+constexpr int kCuFuncAttributeMaxDynamicSharedSizeBytes = 8;
 constexpr int kCuDeviceAttributeMemoryPoolsSupported = 115;
 
 // cuGetProcAddress as exported under its two ABIs (CUDA 11.3+ / 12.0+).
@@ -341,6 +344,16 @@ class NvidiaPlatform final : public Platform {
   hipError_t moduleGetFunction(hipFunction_t* function, hipModule_t module,
                                const char* name) override {
     return api.cuModuleGetFunction(function, module, name);
+  }
+  hipError_t functionStaticSharedBytes(hipFunction_t function,
+                                       int* bytes) override {
+    return api.cuFuncGetAttribute(bytes, kCuFuncAttributeSharedSizeBytes,
+                                  function);
+  }
+  hipError_t functionAllowDynamicSharedBytes(hipFunction_t function,
+                                             int bytes) override {
+    return api.cuFuncSetAttribute(
+        function, kCuFuncAttributeMaxDynamicSharedSizeBytes, bytes);
   }
   hipError_t moduleLaunchKernel(hipFunction_t function, const uint32_t grid[3],
                                 const uint32_t block[3],

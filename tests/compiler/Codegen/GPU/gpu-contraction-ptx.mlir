@@ -9,6 +9,7 @@
 // swizzled shared stages (3 x 64x32 and 3 x 32x64 f16, no padding): both
 // slices are in flight before the first is multiplied (wait_group 1), the
 // second is multiplied once it has landed (wait_group 0).
+// CHECK: .extern .shared .align 16 .b8 __dynamic_shmem__0[];
 // CHECK-LABEL: .entry matmul_f16(
 // CHECK-DAG: .shared .align 16 .b8 {{.*}}[12288]
 // CHECK-DAG: .shared .align 16 .b8 {{.*}}[12288]
@@ -53,4 +54,20 @@ func.func @matmul_bf16(%a: tensor<64x32xbf16>, %b: tensor<32x64xbf16>) -> tensor
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
   %m = linalg.matmul ins(%a, %b : tensor<64x32xbf16>, tensor<32x64xbf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %m : tensor<64x64xf32>
+}
+
+// Enough 128x128 tiles (12 x 8) for the large tiling: 4 stages of 16 KiB,
+// above the 48 KiB a PTX kernel may declare statically, live in one
+// `.extern .shared` array that the driver sizes at launch.
+// CHECK-LABEL: .entry matmul_large(
+// CHECK-NOT: .shared .align 16 .b8 __wg
+// CHECK: mov.b64 {{.*}}, __dynamic_shmem__0;
+// CHECK: cp.async.wait_group 2;
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+func.func @matmul_large(%a: tensor<1536x128xf16>, %b: tensor<128x1024xf16>) -> tensor<1536x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1536x1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1536x1024xf32>) -> tensor<1536x1024xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<1536x128xf16>, tensor<128x1024xf16>) outs(%f : tensor<1536x1024xf32>) -> tensor<1536x1024xf32>
+  return %m : tensor<1536x1024xf32>
 }

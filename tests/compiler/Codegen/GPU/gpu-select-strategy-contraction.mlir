@@ -1,10 +1,15 @@
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 max-shared-memory-bytes=232448" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 max-shared-memory-bytes=49152" | FileCheck %s --check-prefix=STATIC48
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_75" | FileCheck %s --check-prefix=SM75
 
 // f16 matmul with enough 128x128 tiles to fill the GPU: 4 warps (2x2,
-// each 64x64), K slices of 32 in 3 shared stages, mma.sync.
+// each 64x64), K slices of 32 in 4 shared stages (64 KiB), mma.sync; 3
+// stages where a workgroup gets 48 KiB.
 // CHECK-LABEL: func.func @large_f16
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 4 : i64
+// STATIC48-LABEL: func.func @large_f16
+// STATIC48-SAME: pipeline_depth = 3 : i64
+// STATIC48-SAME: workgroup_tile = array<i64: 128, 128, 0>
 // CHECK-SAME: subgroup_grid = array<i64: 2, 2>
 // CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
 // SM75-LABEL: func.func @large_f16
@@ -99,7 +104,7 @@ func.func @f32_simt(%a: tensor<2048x64xf32>, %b: tensor<64x2048xf32>) -> tensor<
 // batch_matmul: one batch per workgroup (batch tile 1), 128x128 tiles as
 // 32 batches of 4 tiles fill the GPU.
 // CHECK-LABEL: func.func @batch_f16
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
+// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 4 : i64
 // CHECK-SAME: workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 128, 128, 0>
 func.func @batch_f16(%a: tensor<32x256x64xf16>, %b: tensor<32x64x256xf16>) -> tensor<32x256x256xf32> {
   %zero = arith.constant 0.0 : f32

@@ -115,3 +115,27 @@ func.func @scalar_strategy(%a: memref<64x64xf32>) attributes {kiln.gpu_strategy 
   } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
   return
 }
+
+// -----
+
+// A chunk computed from linalg.index alone (no input read) into a
+// leading-unit output: the 1-D result broadcast to 1x8 for the write is cast
+// away before broadcasts are lowered (both at once looped forever, running
+// out of memory); the step folds into a constant vector.
+// CHECK-LABEL: func.func @index_only
+// CHECK: %[[IOTA:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00]> : vector<8xf16>
+// CHECK: vector.store %[[IOTA]]
+// CHECK-NOT: vector.broadcast
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @index_only(%arg0: memref<1x8xf16>) attributes {kiln.gpu_strategy = {thread_tile = 8 : i64}} {
+  scf.forall (%arg2) in (1) {
+    linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%arg0 : memref<1x8xf16>) {
+    ^bb0(%out: f16):
+      %0 = linalg.index 1 : index
+      %1 = arith.index_cast %0 : index to i32
+      %2 = arith.sitofp %1 : i32 to f16
+      linalg.yield %2 : f16
+    }
+  }
+  return
+}

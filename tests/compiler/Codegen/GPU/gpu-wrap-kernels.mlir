@@ -44,3 +44,4 @@ func.func @global_alloc(%out: memref<f32>)
   %buffer = memref.alloc() : memref<16xf32>
   return
 }
+

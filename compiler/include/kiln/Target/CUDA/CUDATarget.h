@@ -30,7 +30,6 @@ inline constexpr llvm::StringLiteral kCUDABinaryFormat = KILN_CUDA_FORMAT;
 struct CUDAChipInfo {
   llvm::StringLiteral name;      // LLVM processor name, e.g. "sm_90"
   unsigned ptxVersion;           // PTX ISA version emitted, e.g. 78 for 7.8
-  unsigned maxSharedMemoryBytes; // static shared memory per block
 };
 
 // The chips kiln-compile accepts, in a stable order.
