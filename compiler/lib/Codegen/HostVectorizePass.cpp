@@ -36,14 +36,15 @@ namespace {
 // Marks the register tile loops until they are peeled.
 constexpr llvm::StringLiteral kPeelMarker = "kiln.peel";
 
-// Element types whose memory layout matches their vector layout in LLVM:
-// i1 vectors are bit-packed (memrefs of i1 hold bytes) and f16/bf16 are
-// expanded to integer code by kiln-host-expand-small-floats, which handles
-// scalars only.
+// Element types whose memory layout matches their vector layout in LLVM
+// (i1 vectors are bit-packed while memrefs of i1 hold bytes). f16/bf16
+// arithmetic runs in f32 and their conversions become integer vector code
+// (kiln-host-expand-small-floats), so they vectorize like the others.
 static bool hasVectorizableElementTypes(linalg::LinalgOp op) {
   return llvm::all_of(op->getOperandTypes(), [](Type type) {
     Type element = getElementTypeOrSelf(type);
-    return element.isF32() || element.isF64() || element.isInteger(8) ||
+    return element.isF32() || element.isF64() || element.isF16() ||
+           element.isBF16() || element.isInteger(8) ||
            element.isInteger(16) || element.isInteger(32) ||
            element.isInteger(64);
   });

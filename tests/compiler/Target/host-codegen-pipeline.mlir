@@ -3,7 +3,8 @@
 // The whole host recipe on an f16 kernel: split over 16 workgroups, lowered
 // to the LLVM dialect with f16 math computed in f32 by inline polynomial
 // approximations (no exp/log intrinsic, so no libm call), f16 conversions as
-// integer ops (no compiler-rt helpers), and the host_abi.h entry point.
+// integer ops on vectors of 8 (no compiler-rt helpers), and the host_abi.h
+// entry point.
 // CHECK-NOT: __extendhfsf2
 // CHECK-NOT: __truncsfhf2
 // CHECK-LABEL: llvm.func internal @softplus.impl(
@@ -15,7 +16,7 @@
 // CHECK: llvm.fptosi %{{.+}} : {{.*}}f32{{.*}} to {{.*}}i32
 // CHECK-NOT: llvm.intr.exp
 // CHECK-NOT: llvm.intr.log
-// CHECK: llvm.store %{{.+}}, %{{.+}} : f16, !llvm.ptr
+// CHECK: llvm.store %{{.+}}, %{{.+}} : vector<8xf16>, !llvm.ptr
 // CHECK-LABEL: llvm.func @softplus(
 // CHECK-SAME: %{{.+}}: !llvm.ptr, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32) -> i32
 // CHECK-SAME: kiln.workgroup_count = array<i64: 16, 1, 1>
