@@ -50,6 +50,73 @@ static bool hasVectorizableElementTypes(linalg::LinalgOp op) {
   });
 }
 
+// f32 staging buffers of one workgroup's narrow matmul operands live on the
+// kernel's stack: at most this much of it (kernels run on the local
+// driver's queue and pool threads, which have the default 8 MiB stacks;
+// 512 KiB stages 32-row/column panels with K up to 2048).
+constexpr int64_t kMaxStagingBytes = 512 * 1024;
+
+// A matmul or batch_matmul with f16/bf16 operands and an f32 result reads
+// each operand element once per register tile that uses it, and converts it
+// each time. Widening the workgroup's operands once into f32 stack buffers
+// and multiplying those moves the conversions out of the K loop. Only
+// statically shaped operands within kMaxStagingBytes are staged.
+static void stageNarrowOperands(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> matmuls;
+  func.walk([&](linalg::LinalgOp op) {
+    // At the kernel's top level only: a stack buffer in a loop would grow
+    // the stack every iteration.
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+        op.hasPureBufferSemantics() && op->getParentOp() == func)
+      matmuls.push_back(op);
+  });
+  for (linalg::LinalgOp op : matmuls) {
+    auto isNarrow = [](Value v) {
+      return isa<Float16Type, BFloat16Type>(getElementTypeOrSelf(v.getType()));
+    };
+    Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
+    Value c = op.getDpsInits()[0];
+    auto aType = dyn_cast<MemRefType>(a.getType());
+    auto bType = dyn_cast<MemRefType>(b.getType());
+    if (!aType || !bType || !aType.hasStaticShape() ||
+        !bType.hasStaticShape() || !isNarrow(a) || !isNarrow(b) ||
+        !getElementTypeOrSelf(c.getType()).isF32() ||
+        (aType.getNumElements() + bType.getNumElements()) * 4 >
+            kMaxStagingBytes)
+      continue;
+    if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
+        matmul && matmul.hasUserDefinedMaps())
+      continue;
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Type f32 = builder.getF32Type();
+    auto widen = [&](Value narrow, MemRefType type) -> Value {
+      Value wide = memref::AllocaOp::create(
+          builder, loc, MemRefType::get(type.getShape(), f32), ValueRange{},
+          builder.getI64IntegerAttr(16));
+      SmallVector<AffineMap> maps(
+          2, builder.getMultiDimIdentityMap(type.getRank()));
+      SmallVector<utils::IteratorType> iterators(
+          type.getRank(), utils::IteratorType::parallel);
+      linalg::GenericOp::create(
+          builder, loc, ValueRange{narrow}, ValueRange{wide}, maps, iterators,
+          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+            Value x = arith::ExtFOp::create(nested, nestedLoc, f32, args[0]);
+            linalg::YieldOp::create(nested, nestedLoc, x);
+          });
+      return wide;
+    };
+    Value aWide = widen(a, aType), bWide = widen(b, bType);
+    if (isa<linalg::MatmulOp>(op))
+      linalg::MatmulOp::create(builder, loc, ValueRange{aWide, bWide},
+                               ValueRange{c});
+    else
+      linalg::BatchMatmulOp::create(builder, loc, ValueRange{aWide, bWide},
+                                    ValueRange{c});
+    op->erase();
+  }
+}
+
 static bool isCandidate(linalg::LinalgOp op) {
   return op.hasPureBufferSemantics() && op.getNumLoops() > 0 &&
          linalg::hasVectorizationImpl(op) && hasVectorizableElementTypes(op) &&
@@ -160,6 +227,8 @@ void HostVectorizePass::runOnOperation() {
   int64_t vectorBits = widthAttr.getInt();
   auto rootName = strategy.getAs<StringAttr>("root");
   auto rootSizes = strategy.getAs<DenseI64ArrayAttr>("vector_sizes");
+
+  stageNarrowOperands(func);
 
   // 1. Register tiles. The strategy's sizes apply to the root op (after
   //    bufferization it is the op with the root's name and loop count).

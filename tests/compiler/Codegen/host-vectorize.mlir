@@ -142,3 +142,24 @@ func.func @no_strategy(%a: memref<4xf32>, %b: memref<4xf32>) {
   linalg.copy ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
   return
 }
+
+// -----
+
+// A matmul of f16 operands into f32: the workgroup's operands are widened
+// once into 16-byte aligned f32 stack buffers and the register tiles
+// multiply those (no conversion in the K loop).
+// CHECK-LABEL: func.func @narrow_matmul
+// CHECK: %[[AW:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32x64xf32>
+// CHECK: arith.extf {{.*}} : vector<1x4xf16> to vector<1x4xf32>
+// CHECK: %[[BW:.*]] = memref.alloca() {alignment = 16 : i64} : memref<64x32xf32>
+// CHECK: arith.extf {{.*}} : vector<1x4xf16> to vector<1x4xf32>
+// CHECK: memref.subview %[[AW]]
+// CHECK: memref.subview %[[BW]]
+// CHECK-NOT: arith.extf
+// CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+// CHECK-NOT: linalg.matmul
+func.func @narrow_matmul(%a: memref<32x64xf16>, %b: memref<64x32xf16>, %c: memref<32x32xf32>)
+    attributes {kiln.host_strategy = {kind = "matmul", root = "linalg.matmul", tile_sizes = array<i64: 32, 32, 0>, vector_sizes = array<i64: 4, 8, 1>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+  linalg.matmul ins(%a, %b : memref<32x64xf16>, memref<64x32xf16>) outs(%c : memref<32x32xf32>)
+  return
+}

@@ -173,10 +173,15 @@ def HostVectorizePass : Pass<"kiln-host-vectorize", "func::FuncOp"> {
     tile op with static shapes is then vectorized (`linalg::vectorize`;
     contractions become `vector.contract`).
 
+    A linalg.matmul or batch_matmul with f16/bf16 operands and an f32
+    result first gets its operands widened once per workgroup into f32
+    stack buffers (up to 512 KiB of them), so that the register tiles
+    multiply f32 and no conversion runs in the K loop.
+
     What the vectorizer does not handle stays a (tiled) linalg op and is
-    lowered to scalar loops later: ops with dynamic shapes, 1-bit and 16-bit
-    float memory operands (see kiln-host-expand-small-floats), bodies with
-    memory accesses (gathers), and convolutions other than 1-D ones.
+    lowered to scalar loops later: ops with dynamic shapes, 1-bit memory
+    operands, bodies with memory accesses (gathers), and convolutions other
+    than 1-D ones.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
