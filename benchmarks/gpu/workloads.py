@@ -249,13 +249,14 @@ def function(args, result_type, body, result):
 
 def matmul_program(w):
     p, dt = w["params"], w["dtype"]
-    m, k, n = p["m"], p["k"], p["n"]
-    args = [("a", tensor([m, k], dt)), ("b", tensor([k, n], dt))]
-    body = matmul_lines("%acc", "%a", "%b", m, k, n, dt)
+    m, k, n, batch = p["m"], p["k"], p["n"], p.get("batch")
+    lead = [batch] if batch else []
+    args = [("a", tensor(lead + [m, k], dt)), ("b", tensor(lead + [k, n], dt))]
+    body = matmul_lines("%acc", "%a", "%b", m, k, n, dt, batch=batch)
     if dt == "f32":
-        return function(args, tensor([m, n], dt), body, "%acc")
-    body += truncate_lines("%r", "%acc", [m, n], dt)
-    return function(args, tensor([m, n], dt), body, "%r")
+        return function(args, tensor(lead + [m, n], dt), body, "%acc")
+    body += truncate_lines("%r", "%acc", lead + [m, n], dt)
+    return function(args, tensor(lead + [m, n], dt), body, "%r")
 
 
 def mlp_program(w):
@@ -555,6 +556,18 @@ def matmul_workload(dtype, n):
         2 * n ** 3, "compute")
 
 
+def matmul_shape_workload(dtype, m, k, n, batch=None):
+    """Shapes that are not square powers of two (issue 12's odd shapes):
+    M x K times K x N, or a batch of them."""
+    lead = [batch] if batch else []
+    name = f"matmul_{dtype}_{m}x{k}x{n}" + (f"_b{batch}" if batch else "")
+    label = (f"batch {batch} " if batch else "") + f"matmul {dtype} {m}x{k}x{n}"
+    return _workload(
+        name, label, "matmul", {"m": m, "k": k, "n": n, "batch": batch}, dtype,
+        [_input("a", lead + [m, k], dtype), _input("b", lead + [k, n], dtype)],
+        lead + [m, n], 2 * (batch or 1) * m * n * k, "compute")
+
+
 def mlp_workload(tokens, dim, hidden):
     # Weights scaled by 1/sqrt(fan-in) so activations stay O(1) in f16.
     return _workload(
@@ -628,11 +641,13 @@ def workloads(small=False):
         sizes, mlp, rows, elems = (64, 128, 256), (128, 64, 256), (128, 256), 1 << 14
         attention = [(4, 64, 64, 32), (4, 128, 128, 16), (4, 1, 256, 32)]
         long_rows = [(256, 128), (64, 1024)]
+        odd = [(100, 72, 40), (64, 32, 64, 2)]
     else:
         sizes, mlp, rows, elems = (1024, 4096, 8192), (4096, 1024, 4096), (4096, 4096), 1 << 26
         attention = [(32, 1024, 1024, 128), (32, 2048, 2048, 64), (32, 1, 4096, 128)]
         # Many short rows and few long ones (issue 13's shapes).
         long_rows = [(32768, 1024), (1024, 32768)]
+        odd = [(1000, 1000, 1000), (3456, 1024, 2048), (512, 64, 512, 8)]
     result = [chain_workload(),
               elementwise_workload("scale2", elems), elementwise_workload("gelu", elems),
               rows_workload("softmax", "softmax", *rows),
@@ -641,6 +656,7 @@ def workloads(small=False):
     result += [rows_workload("softmax", "softmax", r, c, dt)
                for r, c in long_rows for dt in ("f32", "f16")]
     result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32")]
+    result += [matmul_shape_workload("f16", *shape) for shape in odd]
     result.append(mlp_workload(*mlp))
     result += [attention_workload(*shape) for shape in attention]
     for n in sizes[1:]:

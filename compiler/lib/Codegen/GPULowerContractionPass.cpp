@@ -72,6 +72,9 @@ struct Contraction {
   linalg::FillOp fill;        // may be null
   linalg::GenericOp consumer; // may be null
   memref::AllocOp temporary;  // C when it is a shared temporary
+  // The dynamically shaped view of the temporary that C is, for a partial
+  // tile (bufferization allocates the whole tile and casts it).
+  memref::ReinterpretCastOp temporaryView;
 };
 
 // The fill of `c` right before `matmul` in its block, if any.
@@ -109,11 +112,23 @@ static FailureOr<Contraction> matchContraction(linalg::LinalgOp matmul,
   Value c = matmul.getDpsInits()[0];
   int64_t rank = cast<MemRefType>(c.getType()).getRank();
   contraction.fill = findFill(matmul, c);
-  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  Value base = c;
+  if (auto view = c.getDefiningOp<memref::ReinterpretCastOp>()) {
+    contraction.temporaryView = view;
+    base = view.getSource();
+  }
+  auto alloc = base.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return contraction;
   contraction.temporary = alloc;
-  for (Operation *user : alloc->getUsers()) {
+  if (contraction.temporaryView &&
+      llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+        return user != contraction.temporaryView &&
+               !isa<memref::DeallocOp>(user);
+      }))
+    return matmul.emitError() << "contraction strategy: the matmul's shared "
+                                 "temporary is used beside its view";
+  for (Operation *user : c.getUsers()) {
     if (user == matmul.getOperation() || user == contraction.fill ||
         isa<memref::DeallocOp>(user))
       continue;
@@ -215,10 +230,15 @@ private:
                  Type elementType);
   // cp.async of the same chunks straight into `target` at `stage`; returns
   // the copies' tokens.
+  // With `rowLimit` / `colLimit` (partial tiles), chunks at or past them
+  // copy no bytes and fill zeros.
   SmallVector<Value> asyncCopyTile(Value source, Value rowOffset,
                                    Value colOffset, Value target, Value stage,
                                    int64_t rows, int64_t cols,
-                                   Type elementType);
+                                   Type elementType, Value rowLimit = Value(),
+                                   Value colLimit = Value());
+  // Whether (row, col) is inside the limits (true without limits).
+  Value inside(Value row, Value col, Value rowLimit, Value colLimit);
   // This thread's chunks of the K slice at k0: A's (tileM x tileK), then
   // B's (tileK x tileN).
   SmallVector<Value> loadKSlice(Value a, Value bMatrix, Value k0,
@@ -297,9 +317,28 @@ SmallVector<Value> ContractionEmitter::loadTile(Value source, Value rowOffset,
   return values;
 }
 
+Value ContractionEmitter::inside(Value row, Value col, Value rowLimit,
+                                 Value colLimit) {
+  Value result;
+  auto conjoin = [&](Value index, Value limit) {
+    if (!limit)
+      return;
+    Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        index, limit);
+    result = result ? arith::AndIOp::create(b, loc, result, below).getResult()
+                    : below;
+  };
+  conjoin(row, rowLimit);
+  conjoin(col, colLimit);
+  return result ? result
+                : arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)
+                      .getResult();
+}
+
 SmallVector<Value> ContractionEmitter::asyncCopyTile(
     Value source, Value rowOffset, Value colOffset, Value target, Value stage,
-    int64_t rows, int64_t cols, Type elementType) {
+    int64_t rows, int64_t cols, Type elementType, Value rowLimit,
+    Value colLimit) {
   MLIRContext *context = b.getContext();
   int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
   int64_t perRow = cols / vector;
@@ -315,11 +354,22 @@ SmallVector<Value> ContractionEmitter::asyncCopyTile(
     Value row = apply(idx.floorDiv(perRow), {threadId});
     Value col = sharedColumn(row, apply((idx % perRow) * vector, {threadId}),
                              cols, elementType);
+    // A chunk past the limits reads nothing (0 source elements: zeros) from
+    // a clamped address inside the operand.
+    Value srcElements;
+    if (rowLimit || colLimit) {
+      Value valid = inside(sourceRow, sourceCol, rowLimit, colLimit);
+      Value zero = index(0);
+      srcElements =
+          arith::SelectOp::create(b, loc, valid, index(vector), zero);
+      sourceRow = arith::SelectOp::create(b, loc, valid, sourceRow, zero);
+      sourceCol = arith::SelectOp::create(b, loc, valid, sourceCol, zero);
+    }
     // 16-byte copies that skip L1 (the tile is read once per workgroup).
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
                          b, loc, target, ValueRange{stage, row, col}, source,
                          ValueRange{sourceRow, sourceCol},
-                         b.getIndexAttr(vector), /*srcElements=*/Value(),
+                         b.getIndexAttr(vector), srcElements,
                          b.getUnitAttr())
                          .getResult());
   }
@@ -367,6 +417,18 @@ LogicalResult ContractionEmitter::emitMatrix() {
   AffineExpr d0, d1;
   bindDims(context, d0, d1);
   int64_t s = info.subgroupSize;
+  // Partial tiles (cp.async form): the extent of this workgroup's M and N
+  // when it is less than the tile, and K when the last slice is partial.
+  // Copies past them fill zeros; results past them are not stored.
+  auto extent = [&](Value view, unsigned dim, int64_t tile) -> Value {
+    auto type = cast<MemRefType>(view.getType());
+    if (!type.isDynamicDim(dim) && type.getDimSize(dim) == tile)
+      return Value();
+    return memref::DimOp::create(b, loc, view, dim).getResult();
+  };
+  Value mLimit = extent(a, 0, config.tileM);
+  Value nLimit = extent(bMatrix, transposedB ? 0 : 1, config.tileN);
+  Value kLimit = k % config.tileK ? index(k) : Value();
   Value lane = apply(d0 % s, {threadId});
   Value subgroupRow = apply(d0.floorDiv(s).floorDiv(config.subgroupsN),
                             {threadId});
@@ -416,9 +478,27 @@ LogicalResult ContractionEmitter::emitMatrix() {
         continue;
       }
       SmallVector<Value> elements;
-      for (int64_t e = 0; e < info.cCount; ++e)
-        elements.push_back(memref::LoadOp::create(
-            b, loc, c, ValueRange{cRow(tm, e), cCol(tn, e)}));
+      for (int64_t e = 0; e < info.cCount; ++e) {
+        Value row = cRow(tm, e), col = cCol(tn, e);
+        if (!mLimit && !nLimit) {
+          elements.push_back(
+              memref::LoadOp::create(b, loc, c, ValueRange{row, col}));
+          continue;
+        }
+        auto guarded = scf::IfOp::create(
+            b, loc, TypeRange{f32}, inside(row, col, mLimit, nLimit),
+            /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(guarded.thenBlock());
+        scf::YieldOp::create(
+            b, loc, memref::LoadOp::create(b, loc, c, ValueRange{row, col})
+                        .getResult());
+        b.setInsertionPointToStart(guarded.elseBlock());
+        scf::YieldOp::create(
+            b, loc,
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)).getResult());
+        elements.push_back(guarded.getResult(0));
+      }
       init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
     }
   }
@@ -554,21 +634,21 @@ LogicalResult ContractionEmitter::emitMatrix() {
     // slice i+D-1, and multiplies slice i. The last D-1 slices are
     // multiplied after the loop with the waits counting down.
     int64_t depth = config.pipelineDepth;
-    int64_t slices = k / config.tileK;
+    int64_t slices = llvm::divideCeil(k, config.tileK);
     auto copySlice = [&](Value slice) {
       Value k0 = apply(d0 * config.tileK, {slice});
       Value stage = apply(d0 % depth, {slice});
       SmallVector<Value> tokens =
           asyncCopyTile(a, index(0), k0, sharedA, stage, config.tileM,
-                        config.tileK, inType);
+                        config.tileK, inType, mLimit, kLimit);
       if (transposedB)
         llvm::append_range(tokens, asyncCopyTile(bMatrix, index(0), k0,
                                                  sharedB, stage, bRows, bCols,
-                                                 inType));
+                                                 inType, nLimit, kLimit));
       else
         llvm::append_range(tokens, asyncCopyTile(bMatrix, k0, index(0),
                                                  sharedB, stage, bRows, bCols,
-                                                 inType));
+                                                 inType, kLimit, nLimit));
       return nvgpu::DeviceAsyncCreateGroupOp::create(
                  b, loc, nvgpu::DeviceAsyncTokenType::get(context), tokens)
           .getResult();
@@ -644,7 +724,18 @@ LogicalResult ContractionEmitter::emitMatrix() {
         for (int64_t i = 0; i < run; ++i)
           values.push_back(vector::ExtractOp::create(
               b, loc, tile, ArrayRef<int64_t>{e + i}));
-        storeResults(values, cRow(tm, e), cCol(tn, e));
+        Value row = cRow(tm, e), col = cCol(tn, e);
+        if (mLimit || nLimit) {
+          // A run lies wholly inside or outside: N is a multiple of 8.
+          auto guarded = scf::IfOp::create(
+              b, loc, inside(row, col, mLimit, nLimit),
+              /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(guarded.thenBlock()->getTerminator());
+          storeResults(values, row, col);
+        } else {
+          storeResults(values, row, col);
+        }
         e += run;
       }
     }
@@ -956,31 +1047,55 @@ static LogicalResult checkOperands(const ContractionConfig &config,
                 ? getMatrixInputType(*config.intrinsic, matmul.getContext())
                 : Float32Type::get(matmul.getContext());
   // The operands' dims are batch..., then M, K / K, N (N, K) / M, N; the
-  // batch dims are one batch per workgroup.
+  // batch dims are one batch per workgroup. The cp.async form also takes
+  // partial tiles (M or N below the tile, possibly dynamic; K a multiple of
+  // the 16-byte chunk, rows of whole chunks), which it masks.
   size_t batch = dims.batch.size();
-  auto shaped = [&](MemRefType type) {
-    return type && type.hasStaticShape() && type.getRank() == batch + 2 &&
-           llvm::all_of(type.getShape().take_front(batch),
-                        [](int64_t size) { return size == 1; });
+  bool masked = config.intrinsic && usesLdMatrix(*config.intrinsic);
+  int64_t chunk = kCopyBits / in.getIntOrFloatBitWidth();
+  auto shaped = [&](MemRefType type, bool copied) {
+    if (!type || type.getRank() != int64_t(batch) + 2 ||
+        !llvm::all_of(type.getShape().take_front(batch),
+                      [](int64_t size) { return size == 1; }))
+      return false;
+    if (type.hasStaticShape())
+      return true;
+    if (!copied)
+      return masked;
+    // Rows of whole 16-byte chunks for the masked copies.
+    auto [strides, offset] = type.getStridesAndOffset();
+    return masked && !ShapedType::isDynamic(strides[batch]) &&
+           strides[batch] % chunk == 0;
   };
-  bool fits = shaped(aType) && shaped(bType) && shaped(cType) &&
+  auto fitsTile = [&](MemRefType type, unsigned dim, int64_t tile) {
+    if (type.isDynamicDim(dim))
+      return masked;
+    return type.getDimSize(dim) == tile ||
+           (masked && type.getDimSize(dim) < tile);
+  };
+  bool fits = shaped(aType, true) && shaped(bType, true) &&
+              shaped(cType, false) &&
               (config.intrinsic || !dims.transposedB) &&
-              aType.getDimSize(batch) == config.tileM &&
-              bType.getDimSize(dims.transposedB ? batch : batch + 1) ==
-                  config.tileN &&
-              aType.getDimSize(batch + 1) % config.tileK == 0 &&
+              fitsTile(aType, batch, config.tileM) &&
+              fitsTile(bType, dims.transposedB ? batch : batch + 1,
+                       config.tileN) &&
+              !aType.isDynamicDim(batch + 1) &&
+              (aType.getDimSize(batch + 1) % config.tileK == 0 ||
+               (masked && aType.getDimSize(batch + 1) % chunk == 0)) &&
               aType.getElementType() == in && bType.getElementType() == in &&
               cType.getElementType().isF32();
   if (!fits)
     return matmul.emitError()
            << "contraction strategy: the workgroup's matmul does not fit "
            << name << " tiles of " << config.tileM << "x" << config.tileN
-           << "x" << config.tileK << ": expected " << config.tileM << "xK "
-           << in << " * Kx" << config.tileN << " " << in
-           << (config.intrinsic ? " (or B as " : "")
+           << "x" << config.tileK << ": expected " << (masked ? "up to " : "")
+           << config.tileM << "xK " << in << " * Kx" << config.tileN << " "
+           << in << (config.intrinsic ? " (or B as " : "")
            << (config.intrinsic ? std::to_string(config.tileN) + "xK)" : "")
-           << " -> f32 with K a multiple of " << config.tileK
-           << (batch ? " and one batch per workgroup" : "");
+           << " -> f32 with K a multiple of "
+           << (masked ? chunk : config.tileK)
+           << (masked ? " and rows of whole 16-byte chunks" : "")
+           << (batch ? ", one batch per workgroup" : "");
   return success();
 }
 
@@ -1022,6 +1137,11 @@ struct GPULowerContractionPass
     matmul->erase();
     if (contraction->fill)
       contraction->fill->erase();
+    if (memref::ReinterpretCastOp view = contraction->temporaryView) {
+      for (Operation *user : llvm::make_early_inc_range(view->getUsers()))
+        user->erase();
+      view->erase();
+    }
     if (memref::AllocOp temporary = contraction->temporary) {
       for (Operation *user : llvm::make_early_inc_range(temporary->getUsers()))
         user->erase();

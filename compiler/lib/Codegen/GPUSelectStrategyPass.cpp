@@ -174,14 +174,23 @@ static bool selectContraction(Operation *root, Operation *producer,
   } else {
     return false;
   }
+  // The cp.async form (NVIDIA) masks partial tiles: rows and columns past
+  // M and N, and K past its end, are copied as zeros and never stored. Its
+  // 16-byte copies need rows of whole 16-byte chunks, and its paired stores
+  // whole pairs: K and N multiples of 8 elements.
+  int64_t chunk = 128 / a.getIntOrFloatBitWidth();
+  bool edges = lanes == 32 && k % chunk == 0 && n % chunk == 0;
   for (const ContractionTiling &tiling : tilings) {
-    if (m % tiling.tileM || n % tiling.tileN || k % tiling.tileK ||
+    bool divides =
+        m % tiling.tileM == 0 && n % tiling.tileN == 0 && k % tiling.tileK == 0;
+    if ((!divides && !edges) ||
         contractionSharedBytes(tiling, a.getIntOrFloatBitWidth() / 8,
                                lanes == 0) > maxSharedBytes)
       continue;
-    int64_t count = batches * (m / tiling.tileM) * (n / tiling.tileN);
+    int64_t count = batches * llvm::divideCeil(m, tiling.tileM) *
+                    llvm::divideCeil(n, tiling.tileN);
     if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
-        m % 64 == 0 && n % 64 == 0)
+        ((m % 64 == 0 && n % 64 == 0) || edges))
       continue;
     strategy.kind = "contraction";
     strategy.intrinsic = intrinsic;

@@ -78,11 +78,18 @@ static void stageNarrowOperands(func::FuncOp func) {
     Value c = op.getDpsInits()[0];
     auto aType = dyn_cast<MemRefType>(a.getType());
     auto bType = dyn_cast<MemRefType>(b.getType());
-    if (!aType || !bType || !aType.hasStaticShape() ||
-        !bType.hasStaticShape() || !isNarrow(a) || !isNarrow(b) ||
+    // Each narrow operand is staged; the others must already be f32.
+    auto stagedBytes = [&](Value v, MemRefType type) -> int64_t {
+      return isNarrow(v) ? type.getNumElements() * 4 : 0;
+    };
+    auto usable = [&](Value v, MemRefType type) {
+      return type && type.hasStaticShape() &&
+             (isNarrow(v) || getElementTypeOrSelf(v.getType()).isF32());
+    };
+    if (!usable(a, aType) || !usable(b, bType) ||
+        (!isNarrow(a) && !isNarrow(b)) ||
         !getElementTypeOrSelf(c.getType()).isF32() ||
-        (aType.getNumElements() + bType.getNumElements()) * 4 >
-            kMaxStagingBytes)
+        stagedBytes(a, aType) + stagedBytes(b, bType) > kMaxStagingBytes)
       continue;
     if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
         matmul && matmul.hasUserDefinedMaps())
@@ -106,7 +113,8 @@ static void stageNarrowOperands(func::FuncOp func) {
           });
       return wide;
     };
-    Value aWide = widen(a, aType), bWide = widen(b, bType);
+    Value aWide = isNarrow(a) ? widen(a, aType) : a;
+    Value bWide = isNarrow(b) ? widen(b, bType) : b;
     if (isa<linalg::MatmulOp>(op))
       linalg::MatmulOp::create(builder, loc, ValueRange{aWide, bWide},
                                ValueRange{c});
@@ -117,9 +125,20 @@ static void stageNarrowOperands(func::FuncOp func) {
   }
 }
 
+// Contractions whose inputs differ in element type (an f32 times an f16 that
+// was not staged) would become a vector.contract of mixed operands, which
+// does not verify; they stay scalar.
+static bool hasMixedContractionInputs(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2)
+    return false;
+  return getElementTypeOrSelf(op.getDpsInputs()[0].getType()) !=
+         getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+}
+
 static bool isCandidate(linalg::LinalgOp op) {
   return op.hasPureBufferSemantics() && op.getNumLoops() > 0 &&
          linalg::hasVectorizationImpl(op) && hasVectorizableElementTypes(op) &&
+         !hasMixedContractionInputs(op) &&
          // Only 1-D convolutions have a vectorization; tiling the others to
          // register tiles would just add loops around scalar code.
          !linalg::isaConvolutionOpInterface(op);

@@ -166,3 +166,44 @@ func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
   return %s : tensor<{M}xf32>
 }}""",
     [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))
+
+# Sizes that are not multiples of the tiles (K and N multiples of 8): the
+# cp.async form masks its partial tiles (zero-filled copies past M, N and
+# K, no stores past M and N).
+M, N, K = 100, 72, 40
+a, b = quarters(M, K, dtype=np.float16), quarters(K, N, dtype=np.float16)
+CASES.append(Case(
+    "matmul/contraction_partial_tiles_f16.mlir",
+    f"f16 {M}x{K} * {K}x{N} -> f32: partial tiles in M, N and K (masked contraction strategy on GPUs).",
+    f"""func.func @main(%a: tensor<{M}x{K}xf16>, %b: tensor<{K}x{N}xf16>) -> tensor<{M}x{N}xf32> {{
+{FILL.format(shape=f"{M}x{N}")}  %m = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+  return %m : tensor<{M}x{N}xf32>
+}}""",
+    [Run("main", [T(a, "f16"), T(b, "f16")], [T(f64(a) @ f64(b), "f32")], atol=0, rtol=0)]))
+
+B, M, N, K = 2, 70, 72, 24
+q, k = bf16(quarters(B, M, K)), bf16(quarters(B, N, K))
+CASES.append(Case(
+    "matmul/contraction_partial_tiles_transposed_b_bf16.mlir",
+    f"bf16 {B}x{M}x{K} times the transpose of {B}x{N}x{K}, truncated to bf16: batches of partial tiles with B stored N x K (masked contraction strategy on GPUs).",
+    f"""#id = affine_map<(b, i, j) -> (b, i, j)>
+func.func @main(%q: tensor<{B}x{M}x{K}xbf16>, %k: tensor<{B}x{N}x{K}xbf16>) -> tensor<{B}x{M}x{N}xbf16> {{
+{FILL.format(shape=f"{B}x{M}x{N}")}  %s = linalg.generic {{indexing_maps = [affine_map<(b, i, j, l) -> (b, i, l)>, affine_map<(b, i, j, l) -> (b, j, l)>, affine_map<(b, i, j, l) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%q, %k : tensor<{B}x{M}x{K}xbf16>, tensor<{B}x{N}x{K}xbf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) {{
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }} -> tensor<{B}x{M}x{N}xf32>
+  %e2 = tensor.empty() : tensor<{B}x{M}x{N}xbf16>
+  %t = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%s : tensor<{B}x{M}x{N}xf32>) outs(%e2 : tensor<{B}x{M}x{N}xbf16>) {{
+  ^bb0(%x: f32, %o: bf16):
+    %y = arith.truncf %x : f32 to bf16
+    linalg.yield %y : bf16
+  }} -> tensor<{B}x{M}x{N}xbf16>
+  return %t : tensor<{B}x{M}x{N}xbf16>
+}}""",
+    [Run("main", [T(q, "bf16"), T(k, "bf16")], [T(f64(q) @ f64(k).transpose(0, 2, 1), "bf16")], atol=0, rtol=0)]))

@@ -109,6 +109,42 @@ func.func @batch_transposed_b(%arg0: memref<2x64x64xbf16>, %arg1: memref<2x128x6
 
 // -----
 
+// Partial tiles (100x40 * 40x72 in 64x64 tiles): the extents of M and N
+// come from the operands' dynamic sizes and K = 40 ends inside its second
+// slice. Each 16-byte copy checks its source row and column against them;
+// outside, it reads no bytes (zero fill) from a clamped address. Results
+// are stored only inside M x N.
+// CHECK-LABEL: func.func @partial_tiles
+// CHECK: %[[M:.*]] = memref.dim %{{.*}}, %c0{{.*}} : memref<?x40xf16
+// CHECK: %[[N:.*]] = memref.dim %{{.*}}, %c1{{.*}} : memref<40x?xf16
+// CHECK: %[[C40:.*]] = arith.constant 40 : index
+// CHECK: %[[ROW_OK:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : index
+// CHECK: %[[COL_OK:.*]] = arith.cmpi ult, %{{.*}}, %[[C40]] : index
+// CHECK: %[[OK:.*]] = arith.andi %[[ROW_OK]], %[[COL_OK]] : i1
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[COUNT:.*]] = arith.select %[[OK]], %[[C8]], %c0{{.*}} : index
+// CHECK: nvgpu.device_async_copy %{{.*}}, 8, %[[COUNT]] {bypassL1}
+// CHECK: arith.cmpi ult, %{{.*}}, %[[N]] : index
+// CHECK: scf.if
+// CHECK: vector.store {{.*}} : memref<?x?xf32, strided<[72, 1], offset: ?>>, vector<2xf32>
+#partial_m = affine_map<(d0) -> (-d0 + 100, 64)>
+#partial_n = affine_map<(d0) -> (-d0 + 72, 64)>
+func.func @partial_tiles(%arg0: memref<100x40xf16>, %arg1: memref<40x72xf16>, %arg2: memref<100x72xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.forall (%arg3, %arg4) = (0, 0) to (100, 72) step (64, 64) {
+    %0 = affine.min #partial_m(%arg3)
+    %1 = affine.min #partial_n(%arg4)
+    %subview = memref.subview %arg0[%arg3, 0] [%0, 40] [1, 1] : memref<100x40xf16> to memref<?x40xf16, strided<[40, 1], offset: ?>>
+    %subview_0 = memref.subview %arg1[0, %arg4] [40, %1] [1, 1] : memref<40x72xf16> to memref<40x?xf16, strided<[72, 1], offset: ?>>
+    %subview_1 = memref.subview %arg2[%arg3, %arg4] [%0, %1] [1, 1] : memref<100x72xf32> to memref<?x?xf32, strided<[72, 1], offset: ?>>
+    linalg.fill ins(%cst : f32) outs(%subview_1 : memref<?x?xf32, strided<[72, 1], offset: ?>>)
+    linalg.matmul ins(%subview, %subview_0 : memref<?x40xf16, strided<[40, 1], offset: ?>>, memref<40x?xf16, strided<[72, 1], offset: ?>>) outs(%subview_1 : memref<?x?xf32, strided<[72, 1], offset: ?>>)
+  } {mapping = [#gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
+  return
+}
+
+// -----
+
 // No fill and no consumer: the accumulators start from C and go back to it.
 // One K slice: no loop.
 // CHECK-LABEL: func.func @accumulate_in_place
@@ -123,10 +159,10 @@ func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf
 
 // -----
 
-// A tile the strategy does not describe.
-func.func @wrong_tile(%arg0: memref<32x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<32x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
-  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> f32 with K a multiple of 32}}
-  linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<32x64xf32>)
+// A tile larger than the strategy describes (partial tiles are smaller).
+func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<128x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected up to 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> f32 with K a multiple of 8 and rows of whole 16-byte chunks}}
+  linalg.matmul ins(%arg0, %arg1 : memref<128x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<128x64xf32>)
   return
 }
 

@@ -48,10 +48,16 @@ func.func @small_bf16_truncated(%a: tensor<256x64xbf16>, %b: tensor<64x128xbf16>
 
 // -----
 
-// Sizes that are not multiples of the tiles and an f16 accumulator keep
-// the generic matmul strategy; f32 inputs (128x128 output: 4 tiles of 64)
-// take the SIMT form.
+// M not a multiple of the tile: partial tiles are masked (2 x 2 tiles of
+// 64). K or N not a multiple of 8 f16 (rows of partial 16-byte chunks) and
+// an f16 accumulator keep the generic matmul strategy; f32 inputs (128x128
+// output: 4 tiles of 64) take the SIMT form.
 // CHECK-LABEL: func.func @odd_sizes
+// CHECK-SAME: kind = "contraction"
+// CHECK-SAME: workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>
+// CHECK-LABEL: func.func @odd_k
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @odd_n
 // CHECK-SAME: kind = "matmul"
 // CHECK-LABEL: func.func @f32_inputs
 // CHECK-SAME: kind = "contraction"
@@ -65,6 +71,20 @@ func.func @odd_sizes(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>) -> tensor<1
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100x128xf32>) -> tensor<100x128xf32>
   %r = linalg.matmul ins(%a, %b : tensor<100x64xf16>, tensor<64x128xf16>) outs(%f : tensor<100x128xf32>) -> tensor<100x128xf32>
   return %r : tensor<100x128xf32>
+}
+func.func @odd_k(%a: tensor<128x60xf16>, %b: tensor<60x128xf16>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x60xf16>, tensor<60x128xf16>) outs(%f : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %r : tensor<128x128xf32>
+}
+func.func @odd_n(%a: tensor<128x64xf16>, %b: tensor<64x100xf16>) -> tensor<128x100xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x100xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x100xf32>) -> tensor<128x100xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf16>, tensor<64x100xf16>) outs(%f : tensor<128x100xf32>) -> tensor<128x100xf32>
+  return %r : tensor<128x100xf32>
 }
 func.func @f32_inputs(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x128xf32> {
   %zero = arith.constant 0.0 : f32

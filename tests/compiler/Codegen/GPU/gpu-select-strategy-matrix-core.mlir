@@ -4,7 +4,7 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942 matrix-cores=true" | FileCheck %s --check-prefix=MFMA
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx90a matrix-cores=true" | FileCheck %s --check-prefix=MFMA
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1100 matrix-cores=true" | FileCheck %s --check-prefix=WMMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 matrix-cores=true" | FileCheck %s --check-prefix=NONE
+// (NVIDIA chips take the contraction recipe for these: gpu-select-strategy-contraction.mlir.)
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64" | FileCheck %s --check-prefix=NONE
 // Opt-in only (--rocm-matrix-cores): without matrix-cores=true gfx942 keeps the generic strategy.
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefix=NONE
