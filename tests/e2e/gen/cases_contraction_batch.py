@@ -22,6 +22,32 @@ def f64(x):
     return x.astype(np.float64)
 
 
+def index_pattern(name, rows, cols, row_factor, col_factor, period):
+    """MLIR lines of a rows x cols f16 tensor `name` whose element (r, c) is
+    ((r * row_factor + c * col_factor) % period - period // 2) / 2."""
+    t = f"tensor<{rows}x{cols}xf16>"
+    return f"""  %e{name[1:]} = tensor.empty() : {t}
+  {name} = linalg.generic {{indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}} outs(%e{name[1:]} : {t}) {{
+  ^bb0(%o: f16):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %rf = arith.constant {row_factor} : index
+    %cf = arith.constant {col_factor} : index
+    %p = arith.constant {period} : index
+    %h = arith.constant {period // 2} : index
+    %rs = arith.muli %r, %rf : index
+    %cs = arith.muli %c, %cf : index
+    %s = arith.addi %rs, %cs : index
+    %m = arith.remui %s, %p : index
+    %d = arith.subi %m, %h : index
+    %n = arith.index_cast %d : index to i32
+    %f = arith.sitofp %n : i32 to f16
+    %half = arith.constant 0.5 : f16
+    %v = arith.mulf %f, %half : f16
+    linalg.yield %v : f16
+  }} -> {t}"""
+
+
 FILL = """  %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<{shape}xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{shape}xf32>) -> tensor<{shape}xf32>
@@ -113,46 +139,8 @@ CASES.append(Case(
 #row = affine_map<(i, j) -> (i)>
 #col = affine_map<(i, j) -> (j)>
 func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
-  %ea = tensor.empty() : tensor<{M}x{K}xf16>
-  %a = linalg.generic {{indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}} outs(%ea : tensor<{M}x{K}xf16>) {{
-  ^bb0(%o: f16):
-    %i = linalg.index 0 : index
-    %k = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c3 = arith.constant 3 : index
-    %c5 = arith.constant 5 : index
-    %c2 = arith.constant 2 : index
-    %i7 = arith.muli %i, %c7 : index
-    %k3 = arith.muli %k, %c3 : index
-    %s = arith.addi %i7, %k3 : index
-    %r = arith.remui %s, %c5 : index
-    %d = arith.subi %r, %c2 : index
-    %n = arith.index_cast %d : index to i32
-    %f = arith.sitofp %n : i32 to f16
-    %half = arith.constant 0.5 : f16
-    %v = arith.mulf %f, %half : f16
-    linalg.yield %v : f16
-  }} -> tensor<{M}x{K}xf16>
-  %eb = tensor.empty() : tensor<{K}x{N}xf16>
-  %b = linalg.generic {{indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}} outs(%eb : tensor<{K}x{N}xf16>) {{
-  ^bb0(%o: f16):
-    %k = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %c5 = arith.constant 5 : index
-    %c11 = arith.constant 11 : index
-    %c3 = arith.constant 3 : index
-    %c1 = arith.constant 1 : index
-    %k5 = arith.muli %k, %c5 : index
-    %j11 = arith.muli %j, %c11 : index
-    %s = arith.addi %k5, %j11 : index
-    %r = arith.remui %s, %c3 : index
-    %d = arith.subi %r, %c1 : index
-    %n = arith.index_cast %d : index to i32
-    %f = arith.sitofp %n : i32 to f16
-    %half = arith.constant 0.5 : f16
-    %v = arith.mulf %f, %half : f16
-    linalg.yield %v : f16
-  }} -> tensor<{K}x{N}xf16>
+{index_pattern("%a", M, K, 7, 3, 5)}
+{index_pattern("%b", K, N, 5, 11, 3)}
 {FILL.format(shape=f"{M}x{N}")}  %c = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
   %z = arith.constant 0.0 : f32
   %es = tensor.empty() : tensor<{M}xf32>

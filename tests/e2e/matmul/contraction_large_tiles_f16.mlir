@@ -15,17 +15,17 @@ func.func @main(%w: tensor<1024xf32>) -> tensor<1536xf32> {
   %ea = tensor.empty() : tensor<1536x128xf16>
   %a = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%ea : tensor<1536x128xf16>) {
   ^bb0(%o: f16):
-    %i = linalg.index 0 : index
-    %k = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c3 = arith.constant 3 : index
-    %c5 = arith.constant 5 : index
-    %c2 = arith.constant 2 : index
-    %i7 = arith.muli %i, %c7 : index
-    %k3 = arith.muli %k, %c3 : index
-    %s = arith.addi %i7, %k3 : index
-    %r = arith.remui %s, %c5 : index
-    %d = arith.subi %r, %c2 : index
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %rf = arith.constant 7 : index
+    %cf = arith.constant 3 : index
+    %p = arith.constant 5 : index
+    %h = arith.constant 2 : index
+    %rs = arith.muli %r, %rf : index
+    %cs = arith.muli %c, %cf : index
+    %s = arith.addi %rs, %cs : index
+    %m = arith.remui %s, %p : index
+    %d = arith.subi %m, %h : index
     %n = arith.index_cast %d : index to i32
     %f = arith.sitofp %n : i32 to f16
     %half = arith.constant 0.5 : f16
@@ -35,17 +35,17 @@ func.func @main(%w: tensor<1024xf32>) -> tensor<1536xf32> {
   %eb = tensor.empty() : tensor<128x1024xf16>
   %b = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%eb : tensor<128x1024xf16>) {
   ^bb0(%o: f16):
-    %k = linalg.index 0 : index
-    %j = linalg.index 1 : index
-    %c5 = arith.constant 5 : index
-    %c11 = arith.constant 11 : index
-    %c3 = arith.constant 3 : index
-    %c1 = arith.constant 1 : index
-    %k5 = arith.muli %k, %c5 : index
-    %j11 = arith.muli %j, %c11 : index
-    %s = arith.addi %k5, %j11 : index
-    %r = arith.remui %s, %c3 : index
-    %d = arith.subi %r, %c1 : index
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %rf = arith.constant 5 : index
+    %cf = arith.constant 11 : index
+    %p = arith.constant 3 : index
+    %h = arith.constant 1 : index
+    %rs = arith.muli %r, %rf : index
+    %cs = arith.muli %c, %cf : index
+    %s = arith.addi %rs, %cs : index
+    %m = arith.remui %s, %p : index
+    %d = arith.subi %m, %h : index
     %n = arith.index_cast %d : index to i32
     %f = arith.sitofp %n : i32 to f16
     %half = arith.constant 0.5 : f16
