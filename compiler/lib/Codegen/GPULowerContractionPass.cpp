@@ -1,13 +1,16 @@
 //===- GPULowerContractionPass.cpp - Tiled matrix-core matmul kernels -----===//
 //
-// The contraction recipe: one workgroup computes a BM x BN tile of C with
-// subgroups arranged WM x WN, each owning a (BM/WM) x (BN/WN) block of
-// accumulators in registers. The K loop stages BK-wide slices of A and B in
-// shared memory with 128-bit loads, then every subgroup reads its fragments
-// from shared memory in the layout of the matrix instruction
-// (MatrixIntrinsics.h) and issues the instruction per (16 x n) tile. The
-// fused elementwise consumer of the matmul (bias, activation, truncation) is
-// applied to the accumulators in registers and stored once.
+// The contraction recipe: one workgroup computes a BM x BN tile of C (one
+// batch of a batched contraction; B may be stored N x K) with subgroups
+// arranged WM x WN, each owning a (BM/WM) x (BN/WN) block of accumulators in
+// registers. The K loop stages BK-wide slices of A and B in shared memory
+// with 128-bit copies (on NVIDIA: cp.async into pipeline_depth swizzled
+// stages; partial tiles copy zeros past the operands' extents), then every
+// subgroup reads its fragments from shared memory in the layout of the
+// matrix instruction (MatrixIntrinsics.h) and issues the instruction per
+// (16 x n) tile. The fused elementwise consumer of the matmul (bias,
+// activation, truncation) is applied to the accumulators in registers and
+// stored once, adjacent columns as one vector.
 //
 //===----------------------------------------------------------------------===//
 
