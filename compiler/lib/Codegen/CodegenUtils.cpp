@@ -112,6 +112,13 @@ StringRef kiln::classifyRootOp(Operation *root) {
   return "elementwise";
 }
 
+std::optional<unsigned> kiln::getNvidiaSmVersion(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") || chip.consumeInteger(10, sm))
+    return std::nullopt;
+  return sm;
+}
+
 std::optional<kiln::RecipeContraction>
 kiln::matchRecipeContraction(Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);

@@ -39,6 +39,10 @@ Operation *findRootOp(func::FuncOp func, Operation *resultProducer);
 // `root` is no linalg op.
 StringRef classifyRootOp(Operation *root);
 
+// The compute capability of an NVIDIA chip name ("sm_90a" -> 90), if it
+// is one.
+std::optional<unsigned> getNvidiaSmVersion(StringRef chip);
+
 // A contraction the GPU contraction recipe computes (loop positions of
 // `op`): C[b..., m, n] += A[b..., m, k] * B[b..., k, n], or B[b..., n, k]
 // when `transposedB`, with the batch loops leading in every operand in the

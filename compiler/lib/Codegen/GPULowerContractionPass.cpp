@@ -240,7 +240,7 @@ private:
                                    int64_t rows, int64_t cols,
                                    Type elementType, Value rowLimit = Value(),
                                    Value colLimit = Value());
-  // Whether (row, col) is inside the limits (true without limits).
+  // Whether (row, col) is inside the limits (at least one given).
   Value inside(Value row, Value col, Value rowLimit, Value colLimit);
   // This thread's chunks of the K slice at k0: A's (tileM x tileK), then
   // B's (tileK x tileN).
@@ -333,9 +333,8 @@ Value ContractionEmitter::inside(Value row, Value col, Value rowLimit,
   };
   conjoin(row, rowLimit);
   conjoin(col, colLimit);
-  return result ? result
-                : arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1)
-                      .getResult();
+  assert(result && "inside() needs at least one limit");
+  return result;
 }
 
 SmallVector<Value> ContractionEmitter::asyncCopyTile(
@@ -787,20 +786,21 @@ void ContractionEmitter::storeResults(ArrayRef<Value> values, Value row,
       indices.push_back(apply(expr, loops));
     return indices;
   };
+  // The output: C, or the consumer's output through its indexing map.
   Value target = cView;
-  SmallVector<Value> results(values);
-  std::function<SmallVector<Value>(int64_t)> indicesAt = [&](int64_t i) {
-    return SmallVector<Value>{row, column(i)};
-  };
-  bool contiguous = true;
+  AffineMap outputMap;
   if (consumer) {
     OpOperand *output = consumer.getDpsInitOperand(0);
-    AffineMap outputMap = consumer.getMatchingIndexingMap(output);
     target = output->get();
-    contiguous = outputMap.isIdentity();
-    indicesAt = [&, outputMap](int64_t i) {
-      return indicesOf(outputMap, column(i));
-    };
+    outputMap = consumer.getMatchingIndexingMap(output);
+  }
+  auto indicesAt = [&](int64_t i) {
+    return outputMap ? indicesOf(outputMap, column(i))
+                     : SmallVector<Value>{row, column(i)};
+  };
+  bool contiguous = !outputMap || outputMap.isIdentity();
+  SmallVector<Value> results(values);
+  if (consumer) {
     Block *body = consumer.getBody();
     for (auto [i, value] : llvm::enumerate(values)) {
       Value n = column(i);

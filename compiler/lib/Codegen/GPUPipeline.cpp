@@ -8,6 +8,8 @@
 #include "kiln/Codegen/GPUPipeline.h"
 #include "kiln/Codegen/Passes.h"
 
+#include "CodegenUtils.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
@@ -39,10 +41,7 @@ GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
     // with the opt-in, a block may use up to the chip's limit (CUDA
     // programming guide, compute capabilities table).
     options.maxStaticSharedMemoryBytes = 48 * 1024;
-    unsigned sm = 0;
-    llvm::StringRef digits = chip;
-    if (!digits.consume_front("sm_") || digits.consumeInteger(10, sm))
-      sm = 0;
+    unsigned sm = getNvidiaSmVersion(chip).value_or(0);
     if (sm == 80 || sm == 87)
       options.maxSharedMemoryBytes = 163 * 1024;
     else if (sm == 90 || sm == 100)

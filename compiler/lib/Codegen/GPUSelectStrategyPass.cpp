@@ -87,8 +87,8 @@ static int64_t contractionSharedBytes(const ContractionTiling &tiling,
 
 // NVIDIA chips with mma.sync m16n8k16 for f16 and bf16 (sm_80 and later).
 static bool hasMmaSync(StringRef chip) {
-  unsigned sm = 0;
-  return chip.consume_front("sm_") && !chip.consumeInteger(10, sm) && sm >= 80;
+  std::optional<unsigned> sm = getNvidiaSmVersion(chip);
+  return sm && *sm >= 80;
 }
 
 // The contraction recipe for a root that matchRecipeContraction accepts
@@ -96,9 +96,11 @@ static bool hasMmaSync(StringRef chip) {
 // inputs on a chip with mma.sync get 128x128 tiles of 4 warps when there
 // are enough of them to fill the GPU, else 64x64 tiles; f32 inputs (any
 // GPU, B not transposed) the SIMT form with the same tile sizes. Each batch
-// is its own workgroups. M, N and K must be multiples of the tiles (other
-// shapes keep the generic strategy). The op producing the result is the
-// contraction or an elementwise consumer over its batch x M x N space.
+// is its own workgroups. M, N and K must be multiples of the tiles, except
+// for the cp.async form, which masks partial tiles when K and N are
+// multiples of 8 (other shapes keep the generic strategy). The op producing
+// the result is the contraction or an elementwise consumer over its batch x
+// M x N space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
                               bool matrixCores, int64_t maxSharedBytes,

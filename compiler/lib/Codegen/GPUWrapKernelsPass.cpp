@@ -96,40 +96,38 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       gpuFunc->setAttr(attr.getName(), attr.getValue());
   gpuFunc->setAttr(kSharedMemoryBytesAttrName, b.getI64IntegerAttr(totalShared));
 
+  // Each temporary becomes a workgroup attribution, or, above the static
+  // limit, a view at a 16-byte aligned offset of one dynamic buffer (itself
+  // 16-byte aligned, like the attributions).
   IRRewriter rewriter(ctx);
   Block *entry = &gpuFunc.getBody().front();
+  Value dynamic;
   if (totalShared > maxStaticSharedMemoryBytes) {
-    // One dynamic buffer (16-byte aligned, like the attributions) holds
-    // every temporary at a 16-byte aligned offset.
     rewriter.setInsertionPointToStart(entry);
     auto bytesType = MemRefType::get(
         {ShapedType::kDynamic}, rewriter.getI8Type(), MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-    Value dynamic =
+    dynamic =
         gpu::DynamicSharedMemoryOp::create(rewriter, func.getLoc(), bytesType);
-    int64_t offset = 0;
-    for (memref::AllocOp alloc : sharedAllocs) {
+  }
+  int64_t offset = 0;
+  for (memref::AllocOp alloc : sharedAllocs) {
+    Value buffer;
+    if (dynamic) {
       Value at = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(),
                                                 offset);
-      Value view = memref::ViewOp::create(rewriter, alloc.getLoc(),
-                                          alloc.getType(), dynamic, at,
-                                          ValueRange{});
-      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-        if (isa<memref::DeallocOp>(user))
-          rewriter.eraseOp(user);
+      buffer = memref::ViewOp::create(rewriter, alloc.getLoc(),
+                                      alloc.getType(), dynamic, at,
+                                      ValueRange{});
       offset += sharedBytes(alloc.getType());
-      rewriter.replaceOp(alloc, view);
+    } else {
+      buffer = gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+      // 128-bit vector accesses need the buffer 16-byte aligned.
+      gpuFunc.setWorkgroupAttributionAttr(
+          gpuFunc.getNumWorkgroupAttributions() - 1,
+          b.getStringAttr(LLVM::LLVMDialect::getAlignAttrName()),
+          b.getI64IntegerAttr(kSharedAlignment));
     }
-    sharedAllocs.clear();
-  }
-  for (memref::AllocOp alloc : sharedAllocs) {
-    BlockArgument buffer =
-        gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
-    // 128-bit vector accesses need the buffer 16-byte aligned.
-    gpuFunc.setWorkgroupAttributionAttr(
-        gpuFunc.getNumWorkgroupAttributions() - 1,
-        b.getStringAttr(LLVM::LLVMDialect::getAlignAttrName()),
-        b.getI64IntegerAttr(kSharedAlignment));
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))
         rewriter.eraseOp(user);
