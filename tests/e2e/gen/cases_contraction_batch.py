@@ -48,6 +48,33 @@ def index_pattern(name, rows, cols, row_factor, col_factor, period):
   }} -> {t}"""
 
 
+def qk_transpose(B, M, N, K):
+    """MLIR lines of %s (f32 BxMxN) = %q (bf16 BxMxK) times the transpose of
+    %k (bf16 BxNxK) from the zero fill %f: a generic contracting the last
+    dim of both operands, widening in its body."""
+    return f"""  %s = linalg.generic {{indexing_maps = [affine_map<(b, i, j, l) -> (b, i, l)>, affine_map<(b, i, j, l) -> (b, j, l)>, affine_map<(b, i, j, l) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+      ins(%q, %k : tensor<{B}x{M}x{K}xbf16>, tensor<{B}x{N}x{K}xbf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) {{
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }} -> tensor<{B}x{M}x{N}xf32>"""
+
+
+def truncate(result, source, shape, dtype):
+    """MLIR lines of `result` = `source` (f32, `shape` as "BxMxN") truncated
+    to `dtype`; needs #id over three dims."""
+    return f"""  %e2 = tensor.empty() : tensor<{shape}x{dtype}>
+  {result} = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins({source} : tensor<{shape}xf32>) outs(%e2 : tensor<{shape}x{dtype}>) {{
+  ^bb0(%x: f32, %o: {dtype}):
+    %y = arith.truncf %x : f32 to {dtype}
+    linalg.yield %y : {dtype}
+  }} -> tensor<{shape}x{dtype}>"""
+
+
 FILL = """  %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<{shape}xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{shape}xf32>) -> tensor<{shape}xf32>
@@ -62,13 +89,7 @@ CASES.append(Case(
     f"""#id = affine_map<(b, i, j) -> (b, i, j)>
 func.func @main(%a: tensor<{B}x{M}x{K}xf16>, %b: tensor<{B}x{K}x{N}xf16>) -> tensor<{B}x{M}x{N}xf16> {{
 {FILL.format(shape=f"{B}x{M}x{N}")}  %m = linalg.batch_matmul ins(%a, %b : tensor<{B}x{M}x{K}xf16>, tensor<{B}x{K}x{N}xf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) -> tensor<{B}x{M}x{N}xf32>
-  %e2 = tensor.empty() : tensor<{B}x{M}x{N}xf16>
-  %r = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}}
-      ins(%m : tensor<{B}x{M}x{N}xf32>) outs(%e2 : tensor<{B}x{M}x{N}xf16>) {{
-  ^bb0(%x: f32, %o: f16):
-    %y = arith.truncf %x : f32 to f16
-    linalg.yield %y : f16
-  }} -> tensor<{B}x{M}x{N}xf16>
+{truncate("%r", "%m", f"{B}x{M}x{N}", "f16")}
   return %r : tensor<{B}x{M}x{N}xf16>
 }}""",
     [Run("main", [T(a, "f16"), T(b, "f16")], [T(f64(a) @ f64(b), "f16")], atol=0, rtol=0)]))
@@ -82,15 +103,7 @@ CASES.append(Case(
     "matmul/contraction_transposed_b_bf16.mlir",
     f"bf16 {B}x{M}x{K} times the transpose of {B}x{N}x{K} into f32, as a generic with widening casts (contraction strategy with B stored N x K on GPUs).",
     f"""func.func @main(%q: tensor<{B}x{M}x{K}xbf16>, %k: tensor<{B}x{N}x{K}xbf16>) -> tensor<{B}x{M}x{N}xf32> {{
-{FILL.format(shape=f"{B}x{M}x{N}")}  %s = linalg.generic {{indexing_maps = [affine_map<(b, i, j, l) -> (b, i, l)>, affine_map<(b, i, j, l) -> (b, j, l)>, affine_map<(b, i, j, l) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
-      ins(%q, %k : tensor<{B}x{M}x{K}xbf16>, tensor<{B}x{N}x{K}xbf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) {{
-  ^bb0(%x: bf16, %y: bf16, %acc: f32):
-    %xf = arith.extf %x : bf16 to f32
-    %yf = arith.extf %y : bf16 to f32
-    %p = arith.mulf %xf, %yf : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  }} -> tensor<{B}x{M}x{N}xf32>
+{FILL.format(shape=f"{B}x{M}x{N}")}{qk_transpose(B, M, N, K)}
   return %s : tensor<{B}x{M}x{N}xf32>
 }}""",
     [Run("main", [T(q, "bf16"), T(k, "bf16")], [T(f64(q) @ f64(k).transpose(0, 2, 1), "f32")], atol=0, rtol=0)]))
@@ -176,22 +189,8 @@ CASES.append(Case(
     f"bf16 {B}x{M}x{K} times the transpose of {B}x{N}x{K}, truncated to bf16: batches of partial tiles with B stored N x K (masked contraction strategy on GPUs).",
     f"""#id = affine_map<(b, i, j) -> (b, i, j)>
 func.func @main(%q: tensor<{B}x{M}x{K}xbf16>, %k: tensor<{B}x{N}x{K}xbf16>) -> tensor<{B}x{M}x{N}xbf16> {{
-{FILL.format(shape=f"{B}x{M}x{N}")}  %s = linalg.generic {{indexing_maps = [affine_map<(b, i, j, l) -> (b, i, l)>, affine_map<(b, i, j, l) -> (b, j, l)>, affine_map<(b, i, j, l) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
-      ins(%q, %k : tensor<{B}x{M}x{K}xbf16>, tensor<{B}x{N}x{K}xbf16>) outs(%f : tensor<{B}x{M}x{N}xf32>) {{
-  ^bb0(%x: bf16, %y: bf16, %acc: f32):
-    %xf = arith.extf %x : bf16 to f32
-    %yf = arith.extf %y : bf16 to f32
-    %p = arith.mulf %xf, %yf : f32
-    %r = arith.addf %acc, %p : f32
-    linalg.yield %r : f32
-  }} -> tensor<{B}x{M}x{N}xf32>
-  %e2 = tensor.empty() : tensor<{B}x{M}x{N}xbf16>
-  %t = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}}
-      ins(%s : tensor<{B}x{M}x{N}xf32>) outs(%e2 : tensor<{B}x{M}x{N}xbf16>) {{
-  ^bb0(%x: f32, %o: bf16):
-    %y = arith.truncf %x : f32 to bf16
-    linalg.yield %y : bf16
-  }} -> tensor<{B}x{M}x{N}xbf16>
+{FILL.format(shape=f"{B}x{M}x{N}")}{qk_transpose(B, M, N, K)}
+{truncate("%t", "%s", f"{B}x{M}x{N}", "bf16")}
   return %t : tensor<{B}x{M}x{N}xbf16>
 }}""",
     [Run("main", [T(q, "bf16"), T(k, "bf16")], [T(f64(q) @ f64(k).transpose(0, 2, 1), "bf16")], atol=0, rtol=0)]))

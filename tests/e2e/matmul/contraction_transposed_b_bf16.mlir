@@ -19,8 +19,8 @@ func.func @main(%q: tensor<2x64x64xbf16>, %k: tensor<2x128x64xbf16>) -> tensor<2
     %xf = arith.extf %x : bf16 to f32
     %yf = arith.extf %y : bf16 to f32
     %p = arith.mulf %xf, %yf : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
   } -> tensor<2x64x128xf32>
   return %s : tensor<2x64x128xf32>
 }
