@@ -240,3 +240,176 @@ func.func @subgroup_rows(%in: memref<4x512xf32>, %out: memref<4xf32>)
   }
   return
 }
+
+// -----
+
+// Rows in registers: a row-fused softmax (max, exp-sum, divide) whose row
+// of 1024 f32 fits 128 threads' registers (two chunks of 4 per thread) is
+// lowered as a whole. Each thread loads its chunks once, before the first
+// reduction; the max and the sum are values every thread holds (subgroup
+// reduction, then the subgroups' totals through shared slots, one barrier
+// per reduction); exp(x - max) is not recomputed from memory, and the
+// workgroup temporaries are never stored.
+// CHECK-LABEL: func.func @softmax_row_in_registers
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[START:.*]] = arith.muli %[[TID]], %c4
+// CHECK: %[[START1:.*]] = arith.addi %[[START]], %c512
+// CHECK: %[[X0:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<1x1024xf32, strided<[1024, 1], offset: ?>>, vector<4xf32>
+// CHECK: %[[X1:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<1x1024xf32, strided<[1024, 1], offset: ?>>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK: %[[MAXLANES:.*]] = gpu.subgroup_reduce maxnumf
+// CHECK: %[[MSLOTS:.*]] = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %[[MAXLANES]], %[[MSLOTS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[MSLOTS]]
+// CHECK: %[[SUMLANES:.*]] = gpu.subgroup_reduce add
+// CHECK: %[[SSLOTS:.*]] = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %[[SUMLANES]], %[[SSLOTS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[SSLOTS]]
+// CHECK-NOT: gpu.barrier
+// CHECK-NOT: vector.load
+// CHECK: %[[Y0:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK: vector.store %[[Y0]], %arg1[%{{.*}}, %{{.*}}]
+// CHECK: %[[Y1:.*]] = vector.from_elements
+// CHECK: vector.store %[[Y1]], %arg1
+// CHECK-NOT: memref.store
+// CHECK: return
+func.func @softmax_row_in_registers(%in: memref<1x1024xf32, strided<[1024, 1], offset: ?>>, %out: memref<1x1024xf32, strided<[1024, 1], offset: ?>>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  %ninf = arith.constant 0xFFC00000 : f32
+  %zero = arith.constant 0.0 : f32
+  %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<1xf32, #gpu.address_space<workgroup>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<1x1024xf32, strided<[1024, 1], offset: ?>>) outs(%max : memref<1xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maxnumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  %sum = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1xf32, #gpu.address_space<workgroup>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in, %max : memref<1x1024xf32, strided<[1024, 1], offset: ?>>, memref<1xf32, #gpu.address_space<workgroup>>) outs(%sum : memref<1xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%in, %max, %sum : memref<1x1024xf32, strided<[1024, 1], offset: ?>>, memref<1xf32, #gpu.address_space<workgroup>>, memref<1xf32, #gpu.address_space<workgroup>>) outs(%out : memref<1x1024xf32, strided<[1024, 1], offset: ?>>) {
+  ^bb0(%x: f32, %m: f32, %s: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    %y = arith.divf %e, %s : f32
+    linalg.yield %y : f32
+  }
+  return
+}
+
+// -----
+
+// Rows in registers, one row per subgroup: a layernorm-like workgroup with
+// per-row scalar ops (a fill, a copy, the mean) between its reductions and
+// a row vector (gamma) read along the row. The subgroup's lanes reduce
+// without shared memory or barriers; the mean is computed by every lane.
+// CHECK-LABEL: func.func @rows_per_subgroup_scalars
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// CHECK: %[[ROW:.*]] = arith.divui %[[TID]], %c32
+// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: %[[R:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// CHECK: vector.load %arg0[%[[R]], %{{.*}}] : memref<4x256xf16>, vector<8xf16>
+// CHECK-NOT: vector.load %arg0
+// CHECK: gpu.subgroup_reduce add
+// CHECK: arith.mulf %{{.*}}, %cst
+// CHECK: scf.if %[[LEAD]]
+// CHECK:   memref.store %cst{{.*}}, %arg3[%{{.*}}] : memref<4xf32>
+// CHECK: %[[VAR:.*]] = gpu.subgroup_reduce add
+// CHECK: %[[NEW:.*]] = arith.addf %cst{{.*}}, %[[VAR]]
+// CHECK: scf.if %[[LEAD]]
+// CHECK:   memref.store %[[NEW]], %arg3[%{{.*}}] : memref<4xf32>
+// CHECK: vector.load %arg1[%{{.*}}] : memref<256xf16>, vector<8xf16>
+// CHECK: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<4x256xf16>, vector<8xf16>
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @rows_per_subgroup_scalars(%in: memref<4x256xf16>, %gamma: memref<256xf16>, %out: memref<4x256xf16>, %variance: memref<4xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "subgroup", reduction_vector = 8 : i64, subgroup_size = 32 : i64, thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 3.906250e-03 : f32
+  %acc = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<4xf32, #gpu.address_space<workgroup>>)
+  %sum = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  linalg.copy ins(%acc : memref<4xf32, #gpu.address_space<workgroup>>) outs(%sum : memref<4xf32, #gpu.address_space<workgroup>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<4x256xf16>) outs(%sum : memref<4xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%x: f16, %a: f32):
+    %w = arith.extf %x : f16 to f32
+    %s = arith.addf %w, %a : f32
+    linalg.yield %s : f32
+  }
+  %mean = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%sum : memref<4xf32, #gpu.address_space<workgroup>>) outs(%mean : memref<4xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%s: f32, %o: f32):
+    %m = arith.mulf %s, %inv : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%variance : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in, %mean : memref<4x256xf16>, memref<4xf32, #gpu.address_space<workgroup>>) outs(%variance : memref<4xf32>) {
+  ^bb0(%x: f16, %m: f32, %a: f32):
+    %w = arith.extf %x : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %s = arith.addf %q, %a : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%in, %mean, %gamma : memref<4x256xf16>, memref<4xf32, #gpu.address_space<workgroup>>, memref<256xf16>) outs(%out : memref<4x256xf16>) {
+  ^bb0(%x: f16, %m: f32, %g: f16, %o: f16):
+    %w = arith.extf %x : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %gw = arith.extf %g : f16 to f32
+    %y = arith.mulf %d, %gw : f32
+    %t = arith.truncf %y : f32 to f16
+    linalg.yield %t : f16
+  }
+  return
+}
+
+// -----
+
+// A row too long for the registers (8192 f32 over 32 threads, held from the
+// max to the sum: 256 registers a thread) keeps the op-by-op lowering: each
+// reduction loops over the row from memory, a barrier between the ops.
+// CHECK-LABEL: func.func @row_too_long_for_registers
+// CHECK: scf.for
+// CHECK: gpu.subgroup_reduce maxnumf
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: gpu.subgroup_reduce add
+func.func @row_too_long_for_registers(%in: memref<1x8192xf32>, %out: memref<1xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 32, 1, 1>}} {
+  %ninf = arith.constant 0xFFC00000 : f32
+  %zero = arith.constant 0.0 : f32
+  %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<1xf32, #gpu.address_space<workgroup>>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<1x8192xf32>) outs(%max : memref<1xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maxnumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%out : memref<1xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%in, %max : memref<1x8192xf32>, memref<1xf32, #gpu.address_space<workgroup>>) outs(%out : memref<1xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %e, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

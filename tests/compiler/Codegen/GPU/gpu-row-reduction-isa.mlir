@@ -12,7 +12,8 @@
 // The row max, then the row sum: lanes exchange by DPP within rows of 16
 // (quad_perm, row_half_mirror, row_mirror), across rows by row_bcast on
 // CDNA and by v_permlanex16 on RDNA; the last lane's value is read out.
-// ISA: s_barrier
+// The row stays in registers: one barrier per reduction, for the subgroups'
+// totals, and none between the ops.
 // GFX942: v_mov_b32_dpp {{.*}} quad_perm:[1,0,3,2]
 // GFX942: v_mov_b32_dpp {{.*}} row_mirror
 // GFX942: v_mov_b32_dpp {{.*}} row_bcast:15
