@@ -492,7 +492,8 @@ struct RowPlan {
   int64_t chunks = 0;            // chunks per thread
   bool subgroupRows = false;
   SmallVector<RowOpKind> kinds;
-  // Rows read from memory by several ops: held in registers between them.
+  // Rows that several ops use (read from memory by several, or written by
+  // one and read by a later one): held in registers from one op to the next.
   DenseSet<RowKey> heldRows;
 };
 
@@ -612,8 +613,8 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
     for (Value init : op.getDpsInits())
       writtenBuffers.insert(stripViews(init));
   DenseSet<RowKey> written;
-  // Row values read from memory, with the number of ops that read them.
-  DenseMap<RowKey, int64_t> rowReads;
+  // Row values read or written, with the number of ops that do.
+  DenseMap<RowKey, int64_t> rowUses;
   for (linalg::LinalgOp op : ops) {
     DenseSet<RowKey> readHere;
     auto check = [&](OpOperand &operand) {
@@ -623,9 +624,9 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
       if (writtenBuffers.contains(stripViews(operand.get())) &&
           !written.contains(key))
         return false;
-      if (key.second.getNumDims() > numRowLoops && !written.contains(key) &&
+      if (key.second.getNumDims() > numRowLoops &&
           readHere.insert(key).second)
-        ++rowReads[key];
+        ++rowUses[key];
       return true;
     };
     for (OpOperand *input : op.getDpsInputOperands())
@@ -636,14 +637,17 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
       if ((readsInit(op, init) || op.getNumReductionLoops() > 0) &&
           !check(init))
         return std::nullopt;
-      written.insert(rowKey(op, init, numRowLoops));
+      RowKey key = rowKey(op, init, numRowLoops);
+      written.insert(key);
+      if (key.second.getNumDims() > numRowLoops && readHere.insert(key).second)
+        ++rowUses[key];
     }
   }
   // The registers held from one op to a later one (what a single op reads
   // lives only while it runs).
   int64_t registers = 0;
-  for (auto [key, readers] : rowReads) {
-    if (readers < 2)
+  for (auto [key, users] : rowUses) {
+    if (users < 2)
       continue;
     plan.heldRows.insert(key);
     int64_t elementBits =

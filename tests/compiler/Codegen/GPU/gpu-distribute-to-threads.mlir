@@ -413,3 +413,38 @@ func.func @row_too_long_for_registers(%in: memref<1x8192xf32>, %out: memref<1xf3
   }
   return
 }
+
+// -----
+
+// Rows in registers: a row temporary that one op writes and a later op
+// reduces stays in registers; the workgroup buffer is never stored to or
+// loaded from.
+// CHECK-LABEL: func.func @row_temporary_in_registers
+// CHECK: %[[T:.*]] = memref.alloc() : memref<1x512xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.load %arg0
+// CHECK-NOT: %[[T]]
+// CHECK: gpu.subgroup_reduce add
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK:   memref.store %{{.*}}, %arg1[%{{.*}}] : memref<1xf32>
+// CHECK-NOT: %[[T]]
+// CHECK: return
+func.func @row_temporary_in_registers(%in: memref<1x512xf32>, %out: memref<1xf32>)
+    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x512xf32, #gpu.address_space<workgroup>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<1x512xf32>) outs(%t : memref<1x512xf32, #gpu.address_space<workgroup>>) {
+  ^bb0(%x: f32, %o: f32):
+    %q = arith.mulf %x, %x : f32
+    linalg.yield %q : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%out : memref<1xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<1x512xf32, #gpu.address_space<workgroup>>) outs(%out : memref<1xf32>) {
+  ^bb0(%q: f32, %acc: f32):
+    %s = arith.addf %q, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
