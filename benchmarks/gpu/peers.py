@@ -63,6 +63,8 @@ def torch_impl(workload):
         return lambda x, g, b: F.layer_norm(x, (x.shape[1],), g, b, eps=W.LAYERNORM_EPS)
     if kind == "rowsum":
         return lambda x: x.sum(dim=1)
+    if kind == "colsum":
+        return lambda x: x.sum(dim=0)
     if kind == "scale2":
         return lambda x: x * 2
     if kind == "gelu":
@@ -101,6 +103,8 @@ def jax_impl(jax, workload):
         return layernorm
     if kind == "rowsum":
         return lambda x: x.sum(axis=1)
+    if kind == "colsum":
+        return lambda x: x.sum(axis=0)
     if kind == "scale2":
         return lambda x: x * 2
     if kind == "gelu":

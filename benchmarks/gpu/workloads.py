@@ -385,6 +385,19 @@ def rowsum_program(w):
     return function([("x", t)], r_t, body, "%r")
 
 
+def colsum_program(w):
+    rows, cols = w["params"]["rows"], w["params"]["cols"]
+    t, c_t = tensor([rows, cols], "f32"), tensor([cols], "f32")
+    body = [f"  %e = tensor.empty() : {c_t}",
+            f"  %f = linalg.fill ins(%zero : f32) outs(%e : {c_t}) -> {c_t}",
+            f"  %r = linalg.reduce ins(%x : {t}) outs(%f : {c_t}) dimensions = [0]",
+            "    (%v: f32, %acc: f32) {",
+            "      %s = arith.addf %v, %acc : f32",
+            "      linalg.yield %s : f32",
+            "    }"]
+    return function([("x", t)], c_t, body, "%r")
+
+
 def elementwise_program(w, body_lines):
     n = w["params"]["n"]
     t = tensor([n], "f32")
@@ -467,6 +480,7 @@ def chain_program(w):
 PROGRAMS = {
     "matmul": matmul_program, "mlp": mlp_program, "softmax": softmax_program,
     "layernorm": layernorm_program, "rowsum": rowsum_program,
+    "colsum": colsum_program,
     "scale2": scale2_program, "gelu": gelu_program,
     "attention": attention_program, "chain": chain_program,
 }
@@ -520,6 +534,8 @@ def reference(workload, inputs):
         return np_layernorm(*xs)
     if kind == "rowsum":
         return xs[0].sum(axis=1)
+    if kind == "colsum":
+        return xs[0].sum(axis=0)
     if kind == "scale2":
         return xs[0] * 2.0
     if kind == "gelu":
@@ -586,6 +602,8 @@ def rows_workload(kind, label, rows, cols, dtype="f32"):
         inputs += [_input("gamma", [cols], "f32"), _input("beta", [cols], "f32")]
     if kind == "rowsum":
         out_shape = [rows]
+    if kind == "colsum":
+        out_shape = [cols]
     # Flops are nominal (elements touched); the row is memory bound.
     return _workload(f"{kind}_{dtype}_{rows}x{cols}", f"{label} {dtype} {rows}x{cols}",
                      kind, {"rows": rows, "cols": cols}, dtype, inputs, out_shape,
@@ -641,18 +659,23 @@ def workloads(small=False):
         sizes, mlp, rows, elems = (64, 128, 256), (128, 64, 256), (128, 256), 1 << 14
         attention = [(4, 64, 64, 32), (4, 128, 128, 16), (4, 1, 256, 32)]
         long_rows = [(256, 128), (64, 1024)]
+        whole = 1 << 14
         odd = [(100, 72, 40), (64, 32, 64, 2)]
     else:
         sizes, mlp, rows, elems = (1024, 4096, 8192), (4096, 1024, 4096), (4096, 4096), 1 << 26
         attention = [(32, 1024, 1024, 128), (32, 2048, 2048, 64), (32, 1, 4096, 128)]
         # Many short rows and few long ones (issue 13's shapes).
         long_rows = [(32768, 1024), (1024, 32768)]
+        # Few results over many elements (split reductions, issue 13).
+        whole = 1 << 24
         odd = [(1000, 1000, 1000), (3456, 1024, 2048), (512, 64, 512, 8)]
     result = [chain_workload(),
               elementwise_workload("scale2", elems), elementwise_workload("gelu", elems),
               rows_workload("softmax", "softmax", *rows),
               rows_workload("layernorm", "layernorm", *rows),
-              rows_workload("rowsum", "row sum", *rows)]
+              rows_workload("rowsum", "row sum", *rows),
+              rows_workload("colsum", "column sum", *rows),
+              rows_workload("rowsum", "row sum", 1, whole)]
     result += [rows_workload("softmax", "softmax", r, c, dt)
                for r, c in long_rows for dt in ("f32", "f16")]
     result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32")]

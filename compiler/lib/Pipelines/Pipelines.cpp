@@ -48,6 +48,7 @@ void mlir::kiln::buildKilnDispatchCreationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createFuseElementwiseOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
   pm.addPass(createOutlineDispatchRegionsPass());
   // Host-side producers cloned into kernels are now dead.

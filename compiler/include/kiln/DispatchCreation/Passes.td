@@ -20,6 +20,32 @@ def FuseElementwiseOpsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SplitReductionsPass
+    : Pass<"kiln-split-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Splits reductions with few results into partial and final ops";
+  let description = [{
+    A reduction with few results and many elements per result keeps its
+    kernel's grid small: a sum over all elements or over a few very long
+    rows runs one workgroup per result, a column sum one thread per column.
+    Such a reduction (static shapes, one result, a combiner with a neutral
+    element such as addf, maxnumf, ori) is split along its first reduced
+    loop into S slices: a partial op reduces each slice into a tensor with
+    an extra parallel dimension of S (filled with the neutral element), and
+    a final op combines the S partials into the original result. S is a
+    power of two dividing the loop: reductions along rows (the innermost
+    loop reduces) with fewer than 256 results over at least 2^15 elements
+    get about 512 results of at least 4096 elements; reductions across rows
+    (the innermost loop is parallel) with fewer than 2^16 results over at
+    least 512 elements get about 2^18 results of at least 32 elements.
+    Inputs are expanded with `tensor.expand_shape` (a host alias); loop
+    indices read in the body are rewritten. The summation order changes: a
+    slice is summed in order, then the slices in order.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FormDispatchRegionsPass
     : Pass<"kiln-form-dispatch-regions", "::mlir::func::FuncOp"> {
   let summary = "Groups root ops with their elementwise producers/consumers";
