@@ -258,6 +258,39 @@ static int64_t elementBits(Operation *op) {
   return type.isIntOrFloat() ? type.getIntOrFloatBitWidth() : 0;
 }
 
+// A reduction whose innermost loop is parallel and whose operands read that
+// loop only as their last, contiguous index (or not at all), with one
+// result and an elementwise body: each thread can reduce a vector of
+// adjacent results.
+static bool isColumnReduction(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
+      linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics())
+    return false;
+  SmallVector<utils::IteratorType> iterators =
+      linalgOp.getIteratorTypesArray();
+  if (iterators.back() != utils::IteratorType::parallel)
+    return false;
+  unsigned innermost = iterators.size() - 1;
+  AffineExpr last = getAffineDimExpr(innermost, op->getContext());
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+    if (!map.isFunctionOfDim(innermost))
+      continue;
+    if (map.getNumResults() == 0 || map.getResults().back() != last ||
+        llvm::any_of(map.getResults().drop_back(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(innermost);
+        }))
+      return false;
+  }
+  return llvm::all_of(linalgOp.getBlock()->without_terminator(),
+                      [](Operation &inner) {
+                        return OpTrait::hasElementwiseMappableTraits(&inner);
+                      });
+}
+
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
                                   int64_t maxWorkgroupSize, StringRef chip,
                                   bool matrixCores, int64_t maxSharedBytes) {
@@ -409,9 +442,12 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   if (strategy.reduction != "workgroup" && strategy.reduction != "subgroup") {
     // Elementwise kernels let each thread handle a 128-bit chunk of the
     // innermost loop when the shape allows it.
+    // So do reductions across rows (the innermost loop parallel, every
+    // operand contiguous along it or independent of it): a thread reduces
+    // a 128-bit chunk of columns (kiln-gpu-vectorize).
     int64_t bits = elementBits(producer);
-    if (strategy.kind == "elementwise" && bits >= 8 && bits <= 32 &&
-        !sizes->empty()) {
+    if ((strategy.kind == "elementwise" || isColumnReduction(producer)) &&
+        bits >= 8 && bits <= 32 && !sizes->empty()) {
       int64_t vector = kVectorBits / bits;
       if (sizes->back() % vector == 0)
         strategy.threadTile = vector;

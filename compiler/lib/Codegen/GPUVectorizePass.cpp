@@ -6,7 +6,9 @@
 // with one vector access, which the backends turn into 128-bit memory
 // instructions (global_load_dwordx4, ld.global.v4.f32). Tiles that are not
 // exactly one contiguous chunk (partial tiles, strided or transposed
-// operands, other element types) stay scalar.
+// operands, other element types) stay scalar. A reduction across rows whose
+// thread tile is a chunk of adjacent results (the innermost loop parallel)
+// becomes a loop over the reduced elements carrying a vector of partials.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,8 @@
 
 #include "CodegenUtils.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -21,6 +25,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -88,6 +93,146 @@ static bool isVectorChunk(linalg::LinalgOp op, int64_t width) {
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
+// A per-thread tile of a reduction across rows: the innermost loop parallel
+// over one chunk of `width` contiguous elements, the other parallel loops 1,
+// static reduction loops, one result, every operand contiguous along the
+// chunk or independent of it, and a body of elementwise ops.
+static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
+  if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 ||
+      op.getNumDpsInits() != 1)
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (iterators.back() != utils::IteratorType::parallel ||
+      ranges.back() != width)
+    return false;
+  for (auto [it, r] : llvm::zip(iterators, ranges)) {
+    if (ShapedType::isDynamic(r))
+      return false;
+    if (it == utils::IteratorType::parallel && r != 1 && r != width)
+      return false;
+  }
+  for (auto [i, it] : llvm::enumerate(ArrayRef(iterators).drop_back()))
+    if (it == utils::IteratorType::parallel && ranges[i] != 1)
+      return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isFunctionOfDim(op.getNumLoops() - 1))
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (isa<MemRefType>(operand.get().getType()) &&
+        !isVectorElementType(operand.get().getType()))
+      return false;
+    if (!isContiguousOrBroadcast(op, operand))
+      return false;
+  }
+  return llvm::all_of(op.getBlock()->without_terminator(), [](Operation &inner) {
+    return OpTrait::hasElementwiseMappableTraits(&inner) &&
+           llvm::all_of(inner.getResultTypes(),
+                        [](Type t) { return t.isIntOrFloat(); });
+  });
+}
+
+// Indices of `map` applied to `ivs`.
+static SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                                   ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
+  return indices;
+}
+
+// Rewrites a reduction chunk (isReductionChunk) as a loop nest over its
+// reduction loops that carries a vector of `width` partial results: each
+// step loads one vector per contiguous input (a broadcast scalar for the
+// others) and runs the body on vectors; the result is stored once.
+static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
+                                    int64_t width) {
+  Location loc = op.getLoc();
+  b.setInsertionPoint(op);
+  unsigned numLoops = op.getNumLoops();
+  unsigned innermost = numLoops - 1;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto vectorOf = [&](Type element) {
+    return VectorType::get({width}, element);
+  };
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
+  SmallVector<Value> zeros(numLoops, zero);
+  Value start = vector::LoadOp::create(
+      b, loc, vectorOf(getElementTypeOrSelf(init->get().getType())),
+      init->get(), indicesAt(b, loc, initMap, zeros));
+  SmallVector<Value> lbs, ubs, steps;
+  SmallVector<unsigned> reducedDims;
+  for (unsigned i = 0; i < numLoops; ++i) {
+    if (iterators[i] != utils::IteratorType::reduction)
+      continue;
+    reducedDims.push_back(i);
+    lbs.push_back(zero);
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, ranges[i]));
+    steps.push_back(one);
+  }
+  Block *body = op.getBlock();
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{start},
+      [&](OpBuilder &nb, Location loc, ValueRange loopIvs,
+          ValueRange iterArgs) -> scf::ValueVector {
+        SmallVector<Value> ivs(zeros);
+        for (auto [dim, iv] : llvm::zip(reducedDims, loopIvs))
+          ivs[dim] = iv;
+        IRMapping mapping;
+        DenseMap<Value, Value> broadcasts;
+        auto broadcast = [&](Value scalar) {
+          Value &v = broadcasts[scalar];
+          if (!v)
+            v = vector::BroadcastOp::create(nb, loc,
+                                            vectorOf(scalar.getType()), scalar);
+          return v;
+        };
+        for (OpOperand *input : op.getDpsInputOperands()) {
+          Value source = input->get();
+          Value value;
+          if (!isa<MemRefType>(source.getType())) {
+            value = broadcast(source);
+          } else {
+            AffineMap map = op.getMatchingIndexingMap(input);
+            SmallVector<Value> indices = indicesAt(nb, loc, map, ivs);
+            Type element = getElementTypeOrSelf(source.getType());
+            value = map.isFunctionOfDim(innermost)
+                        ? vector::LoadOp::create(nb, loc, vectorOf(element),
+                                                 source, indices)
+                              .getResult()
+                        : broadcast(memref::LoadOp::create(nb, loc, source,
+                                                           indices));
+          }
+          mapping.map(body->getArgument(input->getOperandNumber()), value);
+        }
+        mapping.map(body->getArgument(init->getOperandNumber()),
+                    iterArgs.front());
+        for (Operation &inner : body->without_terminator()) {
+          SmallVector<Value> operands;
+          for (Value operand : inner.getOperands()) {
+            Value mapped = mapping.lookupOrNull(operand);
+            operands.push_back(mapped ? mapped : broadcast(operand));
+          }
+          SmallVector<Type> types;
+          for (Type t : inner.getResultTypes())
+            types.push_back(vectorOf(t));
+          Operation *vectorOp =
+              nb.create(loc, inner.getName().getIdentifier(), operands, types,
+                        inner.getAttrs());
+          mapping.map(inner.getResults(), vectorOp->getResults());
+        }
+        return {mapping.lookup(body->getTerminator()->getOperand(0))};
+      });
+  vector::StoreOp::create(b, loc, nest.results.front(), init->get(),
+                          indicesAt(b, loc, initMap, zeros));
+  b.eraseOp(op);
+}
+
 struct GPUVectorizePass
     : public kiln::impl::GPUVectorizePassBase<GPUVectorizePass> {
   void runOnOperation() override {
@@ -100,13 +245,20 @@ struct GPUVectorizePass
       return;
     int64_t width = widthAttr.getInt();
 
-    // 1. Vectorize the chunks (transfer_read / elementwise / transfer_write).
-    SmallVector<linalg::LinalgOp> chunks;
+    // 1. Vectorize the chunks (transfer_read / elementwise / transfer_write);
+    //    reduction chunks become loops carrying a vector of results.
+    SmallVector<linalg::LinalgOp> chunks, reductionChunks;
     func.walk([&](linalg::LinalgOp op) {
-      if (op->getParentOfType<scf::ForallOp>() && isVectorChunk(op, width))
+      if (!op->getParentOfType<scf::ForallOp>())
+        return;
+      if (isVectorChunk(op, width))
         chunks.push_back(op);
+      else if (isReductionChunk(op, width))
+        reductionChunks.push_back(op);
     });
     IRRewriter rewriter(ctx);
+    for (linalg::LinalgOp op : reductionChunks)
+      vectorizeReductionChunk(rewriter, op, width);
     for (linalg::LinalgOp op : chunks) {
       rewriter.setInsertionPoint(op);
       if (failed(linalg::vectorize(rewriter, op))) {
@@ -116,7 +268,7 @@ struct GPUVectorizePass
       }
       rewriter.eraseOp(op);
     }
-    if (chunks.empty())
+    if (chunks.empty() && reductionChunks.empty())
       return;
 
     // 2. Unit dims cast away, so a chunk is a 1-D vector. This runs to a

@@ -236,32 +236,30 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
     rewriter.replaceOp(index, replacement);
   }
 
-  // The final op: the original parallel loops, then the slices, reduced
-  // with the combiner into the original init.
+  // The final op: one loop per dimension of the partials, in their order
+  // (the slice loop reducing), combining into the original init. A slice
+  // loop outside a parallel one keeps threads along the contiguous
+  // dimension, as in the partial op.
   rewriter.setInsertionPoint(op);
   SmallVector<unsigned> finalPosition(numLoops);
-  unsigned numParallel = 0;
-  for (unsigned i = 0; i < numLoops; ++i)
-    if (iterators[i] == utils::IteratorType::parallel)
-      finalPosition[i] = numParallel++;
-  SmallVector<AffineExpr> partialExprs;
+  SmallVector<utils::IteratorType> finalIterators;
   for (unsigned i = 0; i < numLoops; ++i) {
     if (i == *split)
-      partialExprs.push_back(getAffineDimExpr(numParallel, ctx));
-    if (iterators[i] == utils::IteratorType::parallel)
-      partialExprs.push_back(getAffineDimExpr(finalPosition[i], ctx));
+      finalIterators.push_back(utils::IteratorType::reduction);
+    if (iterators[i] == utils::IteratorType::parallel) {
+      finalPosition[i] = finalIterators.size();
+      finalIterators.push_back(utils::IteratorType::parallel);
+    }
   }
+  unsigned numFinalLoops = finalIterators.size();
   SmallVector<AffineExpr> initExprs;
   for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
     auto dim = cast<AffineDimExpr>(e);
     initExprs.push_back(getAffineDimExpr(finalPosition[dim.getPosition()], ctx));
   }
-  SmallVector<utils::IteratorType> finalIterators(
-      numParallel, utils::IteratorType::parallel);
-  finalIterators.push_back(utils::IteratorType::reduction);
   SmallVector<AffineMap> finalMaps = {
-      AffineMap::get(numParallel + 1, 0, partialExprs, ctx),
-      AffineMap::get(numParallel + 1, 0, initExprs, ctx)};
+      AffineMap::getMultiDimIdentityMap(numFinalLoops, ctx),
+      AffineMap::get(numFinalLoops, 0, initExprs, ctx)};
   auto final = linalg::GenericOp::create(
       rewriter, loc, op->getResultTypes(), partial.getResult(0),
       init->get(), finalMaps, finalIterators,

@@ -29,18 +29,19 @@ func.func @sum_all(%x: tensor<4096x4096xf32>) -> tensor<f32> {
 // 64 slices of 64 rows give 2^18 partials (the slice loop parallel, the
 // columns innermost and parallel, so threads stay along the contiguous
 // dimension), starting from the combiner's neutral element (NaN for
-// maxnumf); the final op reduces the 64 partials of each column.
+// maxnumf); the final op reduces the 64 partials of each column, its loops
+// in the partials' order.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[BYCOL:.*]] = affine_map<(d0, d1) -> (d1, d0)>
-// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @column_max
 // CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0, 1], [2]] output_shape [64, 64, 4096]
 // CHECK: %[[NAN:.*]] = arith.constant 0xFFC00000 : f32
 // CHECK: %[[P0:.*]] = linalg.fill ins(%[[NAN]] : f32) outs(%{{.*}} : tensor<64x4096xf32>)
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[PART]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]] : tensor<64x64x4096xf32>) outs(%[[P0]] : tensor<64x4096xf32>)
 // CHECK:   arith.maxnumf
-// CHECK: linalg.generic {indexing_maps = [#[[BYCOL]], #[[COL]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<64x4096xf32>) outs(%{{.*}} : tensor<4096xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[COL]]], iterator_types = ["reduction", "parallel"]} ins(%[[P]] : tensor<64x4096xf32>) outs(%{{.*}} : tensor<4096xf32>)
 // CHECK:   arith.maxnumf
 func.func @column_max(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {
   %ninf = arith.constant 0xFF800000 : f32

@@ -80,10 +80,10 @@ func.func @softmax_tail(%x: tensor<64x4096xf32>) -> tensor<64x4096xf32> {
 
 // -----
 
-// Reducing a non-innermost dimension: threads own output columns and reduce
-// serially.
+// Reducing a non-innermost dimension: threads own 128-bit chunks of output
+// columns (thread_tile = 4 f32) and reduce serially.
 // WAVE64-LABEL: func.func @column_sum
-// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 0, 256>}
+// WAVE64-SAME: kiln.gpu_strategy = {kind = "reduction", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.reduce", subgroup_size = 64 : i64, thread_tile = 4 : i64, workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 0, 1024>}
 func.func @column_sum(%a: tensor<512x2048xf32>) -> tensor<2048xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048xf32>

@@ -139,3 +139,35 @@ func.func @index_only(%arg0: memref<1x8xf16>) attributes {kiln.gpu_strategy = {t
   }
   return
 }
+
+// -----
+
+// A reduction across rows whose thread tile is 4 adjacent columns: a loop
+// over the 64 reduced rows carrying a vector<4xf32> of partials, one
+// 128-bit load per row (the per-column scale as one), a broadcast of the
+// per-row weight, the body on vectors, one store at the end.
+// CHECK-LABEL: func.func @column_chunks
+// CHECK: scf.forall
+// CHECK: %[[INIT:.*]] = vector.load %{{.*}} : memref<4xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK: %[[SUM:.*]] = scf.for %[[R:.*]] = %c0 to %c64 step %c1 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<4xf32>)
+// CHECK:   %[[X:.*]] = vector.load %{{.*}} : memref<64x4xf32, strided<[512, 1], offset: ?>>, vector<4xf32>
+// CHECK:   %[[W:.*]] = memref.load %{{.*}} : memref<64xf32>
+// CHECK:   %[[WV:.*]] = vector.broadcast %[[W]] : f32 to vector<4xf32>
+// CHECK:   %[[P:.*]] = arith.mulf %[[X]], %[[WV]] : vector<4xf32>
+// CHECK:   %[[S:.*]] = arith.addf %[[P]], %[[ACC]] : vector<4xf32>
+// CHECK:   scf.yield %[[S]] : vector<4xf32>
+// CHECK: vector.store %[[SUM]], %{{.*}} : memref<4xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK-NOT: linalg.generic
+func.func @column_chunks(%x: memref<64x512xf32>, %w: memref<64xf32>, %out: memref<512xf32>) attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  scf.forall (%c) = (0) to (512) step (4) {
+    %xs = memref.subview %x[0, %c] [64, 4] [1, 1] : memref<64x512xf32> to memref<64x4xf32, strided<[512, 1], offset: ?>>
+    %os = memref.subview %out[%c] [4] [1] : memref<512xf32> to memref<4xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r)>, affine_map<(r, c) -> (c)>], iterator_types = ["reduction", "parallel"]} ins(%xs, %w : memref<64x4xf32, strided<[512, 1], offset: ?>>, memref<64xf32>) outs(%os : memref<4xf32, strided<[1], offset: ?>>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %p, %acc : f32
+      linalg.yield %s : f32
+    }
+  } {mapping = [#gpu.thread<linear_dim_0>]}
+  return
+}
