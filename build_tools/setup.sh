@@ -11,6 +11,10 @@ packages=(
   googletest libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   rocm-device-libs libamdhip64-5 libamdhip64-dev
+  # numpy's BLAS for the CPU benchmarks' peer (it switches numpy from the
+  # reference BLAS through alternatives; the e2e generator computes its
+  # references in float64, so they do not depend on it).
+  libopenblas0-pthread
 )
 
 missing=()

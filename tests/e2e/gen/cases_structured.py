@@ -211,7 +211,7 @@ CASES.append(Case(
   %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
   return %r : tensor<4x5xf32>
 }""",
-    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a @ b, "f32")])]))
+    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a.astype(np.float64) @ b, "f32")])]))
 
 a, b, c = f32(3, 6), f32(6, 4), f32(3, 4)
 CASES.append(Case(
@@ -221,7 +221,7 @@ CASES.append(Case(
   %r = linalg.matmul ins(%a, %b : tensor<3x6xf32>, tensor<6x4xf32>) outs(%c : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %r : tensor<3x4xf32>
 }""",
-    [Run("main", [T(a, "f32"), T(b, "f32"), T(c, "f32")], [T(c + a @ b, "f32")])]))
+    [Run("main", [T(a, "f32"), T(b, "f32"), T(c, "f32")], [T(c + a.astype(np.float64) @ b, "f32")])]))
 
 a, b = f32(2, 3, 4), f32(2, 4, 5)
 CASES.append(Case(
@@ -234,7 +234,7 @@ CASES.append(Case(
   %r = linalg.batch_matmul ins(%a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32>) outs(%c : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
   return %r : tensor<2x3x5xf32>
 }""",
-    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a @ b, "f32")])]))
+    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a.astype(np.float64) @ b, "f32")])]))
 
 a, w, bias = f32(4, 6), f32(6, 5), f32(5)
 CASES.append(Case(
@@ -255,7 +255,7 @@ CASES.append(Case(
   } -> tensor<4x5xf32>
   return %r : tensor<4x5xf32>
 }""",
-    [Run("main", [T(a, "f32"), T(w, "f32"), T(bias, "f32")], [T(np.maximum(a @ w + bias, 0), "f32")])]))
+    [Run("main", [T(a, "f32"), T(w, "f32"), T(bias, "f32")], [T(np.maximum(a.astype(np.float64) @ w + bias, 0), "f32")])]))
 
 a = rng.integers(-20, 20, size=(3, 5))
 b = rng.integers(-20, 20, size=(5, 4))
@@ -283,7 +283,7 @@ CASES.append(Case(
   %r = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x3xf16>) outs(%c : tensor<4x3xf16>) -> tensor<4x3xf16>
   return %r : tensor<4x3xf16>
 }""",
-    [Run("main", [T(a, "f16"), T(b, "f16")], [T(a.astype(np.float32) @ b.astype(np.float32), "f16")])]))
+    [Run("main", [T(a, "f16"), T(b, "f16")], [T(a.astype(np.float64) @ b.astype(np.float64), "f16")])]))
 
 a, v = f32(5, 7), f32(7)
 CASES.append(Case(
@@ -296,7 +296,7 @@ CASES.append(Case(
   %r = linalg.matvec ins(%a, %v : tensor<5x7xf32>, tensor<7xf32>) outs(%c : tensor<5xf32>) -> tensor<5xf32>
   return %r : tensor<5xf32>
 }""",
-    [Run("main", [T(a, "f32"), T(v, "f32")], [T(a @ v, "f32")])]))
+    [Run("main", [T(a, "f32"), T(v, "f32")], [T(a.astype(np.float64) @ v, "f32")])]))
 
 # ---------------------------------------------------------------- conv
 def conv2d_nhwc_hwcf(x, w, stride=1):

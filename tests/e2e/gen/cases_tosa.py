@@ -54,7 +54,7 @@ CASES.append(Case(
   %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<2x3x4xf32>, tensor<2x4x5xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
 }}""",
-    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a @ b, "f32")])]))
+    [Run("main", [T(a, "f32"), T(b, "f32")], [T(a.astype(np.float64) @ b, "f32")])]))
 
 x, w, bias = f32(1, 4, 4, 2), f32(3, 3, 3, 2), f32(3)
 xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0))).astype(np.float64)

@@ -6,19 +6,19 @@
 // RUN:   --function=main \
 // RUN:   --input=2x2xf32=1.9771717,-0.010506201,0.49534288,-0.6700079 \
 // RUN:   --input=2x2xf32=0.75340444,1.4787887,1.3544515,-1.3923963 \
-// RUN:   --expected-output=2x2xf32=1.4753798,2.938448,-0.53429973,1.665424 \
+// RUN:   --expected-output=2x2xf32=1.4753797,2.938448,-0.5342997,1.665424 \
 // RUN:   --atol=1e-05 --rtol=1e-05
 // RUN: kiln-run %t.vmfb --device=local \
 // RUN:   --function=main \
 // RUN:   --input=2x2xf32=1.2511868,-0.63451695,-1.5826606,0.5295459 \
 // RUN:   --input=2x2xf32=1.3109852,1.8353198,-1.2047756,-0.30767778 \
-// RUN:   --expected-output=2x2xf32=2.404738,2.4915545,-2.7128286,-3.0676177 \
+// RUN:   --expected-output=2x2xf32=2.404738,2.4915547,-2.7128286,-3.0676177 \
 // RUN:   --atol=1e-05 --rtol=1e-05
 // RUN: kiln-run %t.vmfb --device=local \
 // RUN:   --function=main \
 // RUN:   --input=2x2xf32=1.4916635,-1.9066035,0.89629877,0.91901714 \
 // RUN:   --input=2x2xf32=0.8972447,1.7196752,-0.5777384,-1.0012057 \
-// RUN:   --expected-output=2x2xf32=2.4399052,4.474079,0.27324784,0.62121755 \
+// RUN:   --expected-output=2x2xf32=2.4399052,4.4740787,0.2732478,0.62121755 \
 // RUN:   --atol=1e-05 --rtol=1e-05
 
 func.func @main(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<2x2xf32> {
