@@ -11,7 +11,9 @@ usage: benchmarks/cpu/run_cpu_benchmarks.py [--build-dir DIR] [--host-cpu CPU]
            [--warmup N] [--iterations N] [--only NAME,...]
 
 numpy must be importable (Debian: apt-get install python3-numpy, then run
-with /usr/bin/python3).
+with /usr/bin/python3). The table's header names the BLAS numpy ran on;
+unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for the command (env -u) so
+that OpenBLAS picks its kernels for this CPU.
 """
 
 import argparse
@@ -204,6 +206,18 @@ def time_kiln(bin_dir, case, work, host_cpu, warmup, iterations):
     return float(match.group(1))
 
 
+def numpy_blas():
+    """The BLAS library numpy's matmul ran on (from this process's maps):
+    Debian's numpy uses the reference BLAS unless libopenblas0-pthread is
+    installed (build_tools/setup.sh installs it)."""
+    a = np.ones((64, 64), dtype=np.float32)
+    a @ a
+    with open("/proc/self/maps") as maps:
+        libs = {line.split()[-1] for line in maps
+                if "blas" in line.split()[-1].lower()}
+    return ", ".join(sorted(libs)) or "unknown"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build"),
@@ -224,7 +238,7 @@ def main():
                      "--build-dir")
 
     cases = [matmul_case(256), matmul_case(512), matmul_case(1024),
-             elementwise_case(), exp_case(), softmax_case(), reduction_case()]
+             matmul_case(2048), elementwise_case(), exp_case(), softmax_case(), reduction_case()]
     if args.only:
         wanted = args.only.split(",")
         cases = [c for c in cases if any(w in c["name"] for w in wanted)]
@@ -237,6 +251,8 @@ def main():
             numpy_ms = time_numpy(case["numpy"], args.warmup, args.iterations)
             rows.append((case, kiln_ms, numpy_ms))
 
+    print(f"numpy {np.__version__}, BLAS: {numpy_blas()}, "
+          f"{os.cpu_count()} CPUs\n")
     print(f"| benchmark | Kiln ms (median) | Kiln GFLOP/s | numpy ms (median) "
           f"| numpy / Kiln |")
     print("| --- | ---: | ---: | ---: | ---: |")
