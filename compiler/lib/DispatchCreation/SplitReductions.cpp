@@ -62,7 +62,10 @@ static Operation *getCombiner(linalg::LinalgOp op) {
 static int64_t chooseSlices(linalg::LinalgOp op, int64_t size,
                             int64_t results, int64_t reduced) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  bool alongRows = iterators.back() == utils::IteratorType::reduction;
+  // Contractions (a matrix-vector product) compute one result per thread
+  // whatever their loop order, as reductions across rows do.
+  bool alongRows = iterators.back() == utils::IteratorType::reduction &&
+                   !linalg::isaContractionOpInterface(op);
   int64_t slices = 1;
   if (alongRows) {
     if (results >= kRowMinResults || reduced < kRowMinReduced)
@@ -134,18 +137,18 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   int64_t size = ranges[*split];
   int64_t sliceSize = size / slices;
 
-  // Loops of the partial op: the op's loops in order, the new parallel
-  // slice loop `s` right before the split loop, which now runs within its
-  // slice. (A loop order with the reduction innermost keeps its
-  // cooperative row strategies; one with a parallel loop innermost keeps
-  // threads along the contiguous dimension.)
+  // Loops of the partial op: the new parallel slice loop `s` first, then the
+  // op's loops in order, the split loop now running within its slice. (The
+  // innermost loops stay: a reduction innermost keeps its cooperative row
+  // strategies, a parallel loop innermost keeps threads along the
+  // contiguous dimension.)
   MLIRContext *ctx = op.getContext();
   SmallVector<unsigned> newPosition(numLoops);
   SmallVector<utils::IteratorType> partialIterators;
   SmallVector<AffineExpr> partialResults;
   unsigned slicePosition = 0;
   for (unsigned i = 0; i < numLoops; ++i) {
-    if (i == *split) {
+    if (i == 0) {
       slicePosition = partialIterators.size();
       partialResults.push_back(getAffineDimExpr(slicePosition, ctx));
       partialIterators.push_back(utils::IteratorType::parallel);
@@ -201,7 +204,7 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   Type accType = getElementTypeOrSelf(init->get().getType());
   SmallVector<int64_t> partialShape;
   for (unsigned i = 0; i < numLoops; ++i) {
-    if (i == *split)
+    if (i == 0)
       partialShape.push_back(slices);
     if (iterators[i] == utils::IteratorType::parallel)
       partialShape.push_back(ranges[i]);
@@ -237,14 +240,13 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   }
 
   // The final op: one loop per dimension of the partials, in their order
-  // (the slice loop reducing), combining into the original init. A slice
-  // loop outside a parallel one keeps threads along the contiguous
-  // dimension, as in the partial op.
+  // (the slice loop first, reducing), combining into the original init:
+  // threads along the contiguous dimension of the partials.
   rewriter.setInsertionPoint(op);
   SmallVector<unsigned> finalPosition(numLoops);
   SmallVector<utils::IteratorType> finalIterators;
   for (unsigned i = 0; i < numLoops; ++i) {
-    if (i == *split)
+    if (i == 0)
       finalIterators.push_back(utils::IteratorType::reduction);
     if (iterators[i] == utils::IteratorType::parallel) {
       finalPosition[i] = finalIterators.size();

@@ -57,17 +57,18 @@ func.func @column_max(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {
 
 // -----
 
-// Two rows of 65536 (one workgroup each): 16 slices of 4096 per row. The
-// body reads the split loop's index, now slice * 4096 + position.
+// Two rows of 65536 (one workgroup each): 16 slices of 4096 per row, the
+// slice loop outermost (partials 16x2). The body reads the split loop's
+// index, now slice * 4096 + position.
 // CHECK-LABEL: func.func @weighted_long_rows
 // CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [2, 16, 4096]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<2x16xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<16x2xf32>)
 // CHECK:   %[[R:.*]] = linalg.index 2 : index
-// CHECK:   %[[S:.*]] = linalg.index 1 : index
+// CHECK:   %[[S:.*]] = linalg.index 0 : index
 // CHECK:   %[[BASE:.*]] = arith.muli %[[S]], %c4096
 // CHECK:   %[[J:.*]] = arith.addi %[[BASE]], %[[R]]
 // CHECK:   arith.index_cast %[[J]]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<2x16xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<16x2xf32>) outs(%{{.*}} : tensor<2xf32>)
 func.func @weighted_long_rows(%x: tensor<2x65536xf32>) -> tensor<2xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2xf32>
@@ -116,4 +117,24 @@ func.func @many_columns(%x: tensor<1024x65536xf32>) -> tensor<65536xf32> {
       linalg.yield %s : f32
     }
   return %r : tensor<65536xf32>
+}
+
+// -----
+
+// A batch of matrix-vector products (decode attention's P V: 32 x 128
+// results over 4096) computes a result per thread like a column sum: 64
+// slices of 64 along K, the slice loop outermost (threads stay along N).
+// CHECK-LABEL: func.func @batch_matvec
+// CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [32, 1, 64, 64]
+// CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0], [1, 2], [3]] output_shape [32, 64, 64, 128]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<64x32x1x128xf32>)
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<32x1x128xf32>)
+func.func @batch_matvec(%p: tensor<32x1x4096xf32>, %v: tensor<32x4096x128xf32>) -> tensor<32x1x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x1x128xf32>) -> tensor<32x1x128xf32>
+  %r = linalg.batch_matmul ins(%p, %v : tensor<32x1x4096xf32>, tensor<32x4096x128xf32>) outs(%f : tensor<32x1x128xf32>) -> tensor<32x1x128xf32>
+  return %r : tensor<32x1x128xf32>
 }

@@ -30,8 +30,9 @@ def SplitReductionsPass
     Such a reduction (static shapes, one result, a combiner with a neutral
     element such as addf, maxnumf, ori) is split along its first reduced
     loop into S slices: a partial op reduces each slice into a tensor with
-    an extra parallel dimension of S (filled with the neutral element), and
-    a final op combines the S partials into the original result. S is a
+    an extra outermost parallel dimension of S (filled with the neutral
+    element), and a final op combines the S partials into the original
+    result. Contractions count as reductions across rows. S is a
     power of two dividing the loop: reductions along rows (the innermost
     loop reduces) with fewer than 256 results over at least 2^15 elements
     get about 512 results of at least 4096 elements; reductions across rows
