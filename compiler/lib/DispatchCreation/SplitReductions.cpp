@@ -57,17 +57,20 @@ static Operation *getCombiner(linalg::LinalgOp op) {
   return combiners.front();
 }
 
+// Whether `op` reduces along rows: its innermost loop reduces, and it is no
+// contraction (which computes one result per thread, whatever its loop
+// order, as reductions across rows do).
+static bool isAlongRows(linalg::LinalgOp op) {
+  return op.getIteratorTypesArray().back() == utils::IteratorType::reduction &&
+         !linalg::isaContractionOpInterface(op);
+}
+
 // How many slices to split a reduced loop of `op` of `size` elements into
 // (`results` results of `reduced` elements each); 1 for none.
 static int64_t chooseSlices(linalg::LinalgOp op, int64_t size,
                             int64_t results, int64_t reduced) {
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  // Contractions (a matrix-vector product) compute one result per thread
-  // whatever their loop order, as reductions across rows do.
-  bool alongRows = iterators.back() == utils::IteratorType::reduction &&
-                   !linalg::isaContractionOpInterface(op);
   int64_t slices = 1;
-  if (alongRows) {
+  if (isAlongRows(op)) {
     if (results >= kRowMinResults || reduced < kRowMinReduced)
       return 1;
     while (results * slices < kRowResults &&
@@ -239,28 +242,34 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
     rewriter.replaceOp(index, replacement);
   }
 
-  // The final op: one loop per dimension of the partials, in their order
-  // (the slice loop first, reducing), combining into the original init:
-  // threads along the contiguous dimension of the partials.
+  // The final op combines the S partials of each result into the original
+  // init. Along rows, its slice loop is innermost (a few results, each
+  // reduced cooperatively); across rows, outermost (threads along the
+  // contiguous dimension of the partials).
   rewriter.setInsertionPoint(op);
+  bool sliceInnermost = isAlongRows(op);
   SmallVector<unsigned> finalPosition(numLoops);
-  SmallVector<utils::IteratorType> finalIterators;
-  for (unsigned i = 0; i < numLoops; ++i) {
-    if (i == 0)
-      finalIterators.push_back(utils::IteratorType::reduction);
-    if (iterators[i] == utils::IteratorType::parallel) {
-      finalPosition[i] = finalIterators.size();
-      finalIterators.push_back(utils::IteratorType::parallel);
-    }
-  }
-  unsigned numFinalLoops = finalIterators.size();
+  unsigned numFinalParallel = 0;
+  for (unsigned i = 0; i < numLoops; ++i)
+    if (iterators[i] == utils::IteratorType::parallel)
+      finalPosition[i] = numFinalParallel++ + (sliceInnermost ? 0 : 1);
+  unsigned numFinalLoops = numFinalParallel + 1;
+  unsigned finalSlice = sliceInnermost ? numFinalParallel : 0;
+  SmallVector<utils::IteratorType> finalIterators(
+      numFinalLoops, utils::IteratorType::parallel);
+  finalIterators[finalSlice] = utils::IteratorType::reduction;
+  // The partials' dimensions: the slice, then the results in loop order.
+  SmallVector<AffineExpr> partialExprs = {getAffineDimExpr(finalSlice, ctx)};
+  for (unsigned i = 0; i < numLoops; ++i)
+    if (iterators[i] == utils::IteratorType::parallel)
+      partialExprs.push_back(getAffineDimExpr(finalPosition[i], ctx));
   SmallVector<AffineExpr> initExprs;
   for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
     auto dim = cast<AffineDimExpr>(e);
     initExprs.push_back(getAffineDimExpr(finalPosition[dim.getPosition()], ctx));
   }
   SmallVector<AffineMap> finalMaps = {
-      AffineMap::getMultiDimIdentityMap(numFinalLoops, ctx),
+      AffineMap::get(numFinalLoops, 0, partialExprs, ctx),
       AffineMap::get(numFinalLoops, 0, initExprs, ctx)};
   auto final = linalg::GenericOp::create(
       rewriter, loc, op->getResultTypes(), partial.getResult(0),

@@ -58,8 +58,9 @@ func.func @column_max(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {
 // -----
 
 // Two rows of 65536 (one workgroup each): 16 slices of 4096 per row, the
-// slice loop outermost (partials 16x2). The body reads the split loop's
-// index, now slice * 4096 + position.
+// slice loop outermost (partials 16x2), innermost in the final op (each
+// row's 16 partials reduced cooperatively). The body reads the split
+// loop's index, now slice * 4096 + position.
 // CHECK-LABEL: func.func @weighted_long_rows
 // CHECK: tensor.expand_shape %arg0 {{\[}}[0], [1, 2]] output_shape [2, 16, 4096]
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<16x2xf32>)
@@ -68,7 +69,7 @@ func.func @column_max(%x: tensor<4096x4096xf32>) -> tensor<4096xf32> {
 // CHECK:   %[[BASE:.*]] = arith.muli %[[S]], %c4096
 // CHECK:   %[[J:.*]] = arith.addi %[[BASE]], %[[R]]
 // CHECK:   arith.index_cast %[[J]]
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<16x2xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<16x2xf32>) outs(%{{.*}} : tensor<2xf32>)
 func.func @weighted_long_rows(%x: tensor<2x65536xf32>) -> tensor<2xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2xf32>
