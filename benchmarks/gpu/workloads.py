@@ -372,12 +372,13 @@ def layernorm_program(w):
     return function([("x", t), ("gamma", c_t), ("beta", c_t)], t, body, "%y")
 
 
-def rowsum_program(w):
+def sum_program(w, dim):
+    """x[rows, cols] summed over `dim` (1: row sums, 0: column sums)."""
     rows, cols = w["params"]["rows"], w["params"]["cols"]
-    t, r_t = tensor([rows, cols], "f32"), tensor([rows], "f32")
+    t, r_t = tensor([rows, cols], "f32"), tensor([[rows, cols][1 - dim]], "f32")
     body = [f"  %e = tensor.empty() : {r_t}",
             f"  %f = linalg.fill ins(%zero : f32) outs(%e : {r_t}) -> {r_t}",
-            f"  %r = linalg.reduce ins(%x : {t}) outs(%f : {r_t}) dimensions = [1]",
+            f"  %r = linalg.reduce ins(%x : {t}) outs(%f : {r_t}) dimensions = [{dim}]",
             "    (%v: f32, %acc: f32) {",
             "      %s = arith.addf %v, %acc : f32",
             "      linalg.yield %s : f32",
@@ -385,17 +386,12 @@ def rowsum_program(w):
     return function([("x", t)], r_t, body, "%r")
 
 
+def rowsum_program(w):
+    return sum_program(w, 1)
+
+
 def colsum_program(w):
-    rows, cols = w["params"]["rows"], w["params"]["cols"]
-    t, c_t = tensor([rows, cols], "f32"), tensor([cols], "f32")
-    body = [f"  %e = tensor.empty() : {c_t}",
-            f"  %f = linalg.fill ins(%zero : f32) outs(%e : {c_t}) -> {c_t}",
-            f"  %r = linalg.reduce ins(%x : {t}) outs(%f : {c_t}) dimensions = [0]",
-            "    (%v: f32, %acc: f32) {",
-            "      %s = arith.addf %v, %acc : f32",
-            "      linalg.yield %s : f32",
-            "    }"]
-    return function([("x", t)], c_t, body, "%r")
+    return sum_program(w, 0)
 
 
 def elementwise_program(w, body_lines):

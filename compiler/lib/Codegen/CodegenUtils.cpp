@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -276,6 +277,15 @@ LogicalResult kiln::bufferizeKernels(
   RewritePatternSet patterns(module.getContext());
   patterns.add<EraseSelfCopy>(module.getContext());
   return applyPatternsGreedily(module, std::move(patterns));
+}
+
+SmallVector<Value> kiln::applyIndexingMap(OpBuilder &b, Location loc,
+                                         AffineMap map, ValueRange ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
+  return indices;
 }
 
 Operation *kiln::getInnermostReductionCombiner(linalg::LinalgOp op) {

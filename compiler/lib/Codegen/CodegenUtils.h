@@ -84,6 +84,11 @@ LogicalResult bufferizeKernels(
 // reduction can be split into partial reductions combined in any order.
 Operation *getInnermostReductionCombiner(linalg::LinalgOp op);
 
+// The indices that `map` gives for the loop induction variables `ivs`, one
+// affine.apply per result.
+SmallVector<Value> applyIndexingMap(OpBuilder &b, Location loc, AffineMap map,
+                                    ValueRange ivs);
+
 } // namespace mlir::kiln
 
 #endif // KILN_LIB_CODEGEN_CODEGENUTILS_H_

@@ -59,16 +59,6 @@ static std::optional<int64_t> staticReductionSize(linalg::LinalgOp op) {
   return size;
 }
 
-// Indices of `map` applied to the loop induction variables `ivs`.
-static SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map,
-                                   ValueRange ivs) {
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults())
-    indices.push_back(affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
-  return indices;
-}
-
 static Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
                          OpOperand &operand, ValueRange ivs) {
   Value source = operand.get();
@@ -76,7 +66,7 @@ static Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
     return source;
   return memref::LoadOp::create(
       b, loc, source,
-      applyMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
+      applyIndexingMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
 }
 
 // The indices of the point at linear position `index` of a row-major space
@@ -266,7 +256,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
         SmallVector<Value> ivs(parallelIvs);
         ivs.append(reducedSizes.size(), zero);
         SmallVector<Value> outIndices =
-            applyMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
+            applyIndexingMap(ib, loc, op.getMatchingIndexingMap(init), ivs);
         Value old = memref::LoadOp::create(ib, loc, init->get(), outIndices);
         memref::StoreOp::create(ib, loc,
                                 combine(ib, combiner, old, total(ib, loc)),
@@ -317,7 +307,7 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                           getElementTypeOrSelf(input->get().getType()));
                       chunkValues[u][input] = vector::LoadOp::create(
                           lb, loc, vectorType, input->get(),
-                          applyMap(lb, loc, op.getMatchingIndexingMap(input),
+                          applyIndexingMap(lb, loc, op.getMatchingIndexingMap(input),
                                    base));
                       break;
                     }
@@ -738,7 +728,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       if (vector) {
         Value chunk = vector::LoadOp::create(
             b, loc, VectorType::get({plan.width}, element), operand.get(),
-            applyMap(b, loc, map, rowPoint(chunkStart[c])));
+            applyIndexingMap(b, loc, map, rowPoint(chunkStart[c])));
         for (int64_t e = 0; e < plan.width; ++e)
           chunks[c].push_back(vector::ExtractOp::create(
               b, loc, chunk, ArrayRef<int64_t>{e}));
@@ -747,7 +737,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       for (int64_t e = 0; e < plan.width; ++e)
         chunks[c].push_back(memref::LoadOp::create(
             b, loc, operand.get(),
-            applyMap(b, loc, map, rowPoint(position(c, e)))));
+            applyIndexingMap(b, loc, map, rowPoint(position(c, e)))));
     }
     return chunks[u];
   };
@@ -760,7 +750,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       return known;
     return rowScalars[key] = memref::LoadOp::create(
                b, loc, operand.get(),
-               applyMap(b, loc, key.second, rowIvs));
+               applyIndexingMap(b, loc, key.second, rowIvs));
   };
   // Stores a per-row scalar (by the row's leader) unless only registers
   // read it.
@@ -771,7 +761,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       return;
     scf::IfOp::create(b, loc, leader, [&](OpBuilder &ib, Location loc) {
       memref::StoreOp::create(ib, loc, value, init.get(),
-                              applyMap(ib, loc, key.second, rowIvs));
+                              applyIndexingMap(ib, loc, key.second, rowIvs));
       scf::YieldOp::create(ib, loc);
     });
   };
@@ -912,13 +902,13 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
                   results[i][u]);
               vector::StoreOp::create(
                   b, loc, chunk, init.get(),
-                  applyMap(b, loc, map, rowPoint(chunkStart[u])));
+                  applyIndexingMap(b, loc, map, rowPoint(chunkStart[u])));
               continue;
             }
             for (int64_t e = 0; e < plan.width; ++e)
               memref::StoreOp::create(
                   b, loc, results[i][u][e], init.get(),
-                  applyMap(b, loc, map, rowPoint(position(u, e))));
+                  applyIndexingMap(b, loc, map, rowPoint(position(u, e))));
           }
         }
         rowValues[rowKey(op, init, numRowLoops)] = std::move(results[i]);

@@ -132,16 +132,6 @@ static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
   });
 }
 
-// Indices of `map` applied to `ivs`.
-static SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
-                                   ValueRange ivs) {
-  SmallVector<Value> indices;
-  for (AffineExpr expr : map.getResults())
-    indices.push_back(affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(map.getNumDims(), 0, expr), ivs));
-  return indices;
-}
-
 // Rewrites a reduction chunk (isReductionChunk) as a loop nest over its
 // reduction loops that carries a vector of `width` partial results: each
 // step loads one vector per contiguous input (a broadcast scalar for the
@@ -164,7 +154,7 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
   SmallVector<Value> zeros(numLoops, zero);
   Value start = vector::LoadOp::create(
       b, loc, vectorOf(getElementTypeOrSelf(init->get().getType())),
-      init->get(), indicesAt(b, loc, initMap, zeros));
+      init->get(), applyIndexingMap(b, loc, initMap, zeros));
   SmallVector<Value> lbs, ubs, steps;
   SmallVector<unsigned> reducedDims;
   for (unsigned i = 0; i < numLoops; ++i) {
@@ -199,7 +189,7 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
             value = broadcast(source);
           } else {
             AffineMap map = op.getMatchingIndexingMap(input);
-            SmallVector<Value> indices = indicesAt(nb, loc, map, ivs);
+            SmallVector<Value> indices = applyIndexingMap(nb, loc, map, ivs);
             Type element = getElementTypeOrSelf(source.getType());
             value = map.isFunctionOfDim(innermost)
                         ? vector::LoadOp::create(nb, loc, vectorOf(element),
@@ -229,7 +219,7 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
         return {mapping.lookup(body->getTerminator()->getOperand(0))};
       });
   vector::StoreOp::create(b, loc, nest.results.front(), init->get(),
-                          indicesAt(b, loc, initMap, zeros));
+                          applyIndexingMap(b, loc, initMap, zeros));
   b.eraseOp(op);
 }
 

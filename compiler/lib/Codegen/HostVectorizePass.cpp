@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -175,38 +176,42 @@ private:
   std::shared_ptr<const FrozenRewritePatternSet> canonicalization;
 };
 
+// Tiles `op` with scf.for loops by `tileSizes` (0: not tiled), marks the
+// loops for peeling and returns the tiled op; `op` itself when no size is
+// set. `what` names the tiling in errors.
+static FailureOr<linalg::LinalgOp> tileWithLoops(linalg::LinalgOp op,
+                                                 ArrayRef<int64_t> tileSizes,
+                                                 StringRef what) {
+  if (llvm::all_of(tileSizes, [](int64_t size) { return size == 0; }))
+    return op;
+  MLIRContext *ctx = op.getContext();
+  IRRewriter rewriter(ctx);
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
+      .setTileSizes(getAsIndexOpFoldResult(ctx, tileSizes));
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return op->emitError() << "failed to tile '" << op->getName() << "' "
+                           << what;
+  for (LoopLikeOpInterface loop : tiled->loops)
+    loop->setAttr(kPeelMarker, UnitAttr::get(ctx));
+  rewriter.eraseOp(op);
+  return cast<linalg::LinalgOp>(tiled->tiledOps.front());
+}
+
 // Tiles `op` so that each tile covers at most `vectorSizes` per loop; loops
 // whose (static) range fits in one tile are not tiled.
 LogicalResult
 HostVectorizePass::tileToRegisters(linalg::LinalgOp op,
                                    ArrayRef<int64_t> vectorSizes) {
-  MLIRContext *ctx = &getContext();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<OpFoldResult> tileSizes;
-  bool anyTiled = false;
-  for (auto [range, size] : llvm::zip_equal(ranges, vectorSizes)) {
-    bool tiled = ShapedType::isDynamic(range) || range > size;
-    tileSizes.push_back(
-        IntegerAttr::get(IndexType::get(ctx), tiled ? size : 0));
-    anyTiled |= tiled;
-  }
-  if (!anyTiled)
-    return success();
-
-  IRRewriter rewriter(ctx);
-  rewriter.setInsertionPoint(op);
-  scf::SCFTilingOptions options;
-  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-      .setTileSizes(tileSizes);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled))
-    return op->emitError() << "failed to tile '" << op->getName()
-                           << "' to register tiles";
-  for (LoopLikeOpInterface loop : tiled->loops)
-    loop->setAttr(kPeelMarker, UnitAttr::get(ctx));
-  rewriter.eraseOp(op);
-  return success();
+  SmallVector<int64_t> tileSizes;
+  for (auto [range, size] :
+       llvm::zip_equal(op.getStaticLoopRanges(), vectorSizes))
+    tileSizes.push_back(ShapedType::isDynamic(range) || range > size ? size
+                                                                     : 0);
+  return tileWithLoops(op, tileSizes, "to register tiles");
 }
 
 // Blocks the reduction loops of a contraction so that the operand panels a
@@ -217,35 +222,15 @@ HostVectorizePass::tileToRegisters(linalg::LinalgOp op,
 // reduction is short).
 FailureOr<linalg::LinalgOp>
 HostVectorizePass::blockReductionLoops(linalg::LinalgOp op) {
-  const int64_t block = kReductionBlock;
-  MLIRContext *ctx = &getContext();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<OpFoldResult> tileSizes;
-  bool anyTiled = false;
-  for (auto [range, it] : llvm::zip_equal(ranges, iterators)) {
-    bool tiled = it == utils::IteratorType::reduction &&
-                 !ShapedType::isDynamic(range) && range > block;
-    tileSizes.push_back(
-        IntegerAttr::get(IndexType::get(ctx), tiled ? block : 0));
-    anyTiled |= tiled;
-  }
-  if (!anyTiled)
-    return op;
-  IRRewriter rewriter(ctx);
-  rewriter.setInsertionPoint(op);
-  scf::SCFTilingOptions options;
-  options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp)
-      .setTileSizes(tileSizes);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return op->emitError() << "failed to block the reduction of '"
-                           << op->getName() << "'";
-  for (LoopLikeOpInterface loop : tiled->loops)
-    loop->setAttr(kPeelMarker, UnitAttr::get(ctx));
-  rewriter.eraseOp(op);
-  return cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  SmallVector<int64_t> tileSizes;
+  for (auto [range, it] : llvm::zip_equal(op.getStaticLoopRanges(),
+                                          op.getIteratorTypesArray()))
+    tileSizes.push_back(it == utils::IteratorType::reduction &&
+                                !ShapedType::isDynamic(range) &&
+                                range > kReductionBlock
+                            ? kReductionBlock
+                            : 0);
+  return tileWithLoops(op, tileSizes, "into reduction blocks");
 }
 
 // Peels the last, partial iteration of every register tile loop, outermost
