@@ -280,7 +280,7 @@ LogicalResult kiln::bufferizeKernels(
 }
 
 SmallVector<Value> kiln::applyIndexingMap(OpBuilder &b, Location loc,
-                                         AffineMap map, ValueRange ivs) {
+                                          AffineMap map, ValueRange ivs) {
   SmallVector<Value> indices;
   for (AffineExpr expr : map.getResults())
     indices.push_back(affine::AffineApplyOp::create(

@@ -307,8 +307,8 @@ static Operation *emitWorkgroupReduction(RewriterBase &rewriter,
                           getElementTypeOrSelf(input->get().getType()));
                       chunkValues[u][input] = vector::LoadOp::create(
                           lb, loc, vectorType, input->get(),
-                          applyIndexingMap(lb, loc, op.getMatchingIndexingMap(input),
-                                   base));
+                          applyIndexingMap(
+                              lb, loc, op.getMatchingIndexingMap(input), base));
                       break;
                     }
                     case ChunkRead::Scalar:
@@ -497,9 +497,8 @@ static Value stripViews(Value value) {
 // Whether `map` over the row loops (the rows' loops, then the row) reads
 // along the row.
 static bool readsAlongRow(AffineMap map, unsigned rowDim) {
-  return llvm::any_of(map.getResults(), [&](AffineExpr e) {
-    return e.isFunctionOfDim(rowDim);
-  });
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(rowDim); });
 }
 
 static RowKey rowKey(linalg::LinalgOp op, OpOperand &operand,
@@ -536,13 +535,11 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
   RowPlan plan;
   plan.subgroupRows = subgroupRows;
   auto first = llvm::find_if(ops, [](linalg::LinalgOp op) {
-    return getInnermostReductionCombiner(op) &&
-           op.getNumReductionLoops() == 1;
+    return getInnermostReductionCombiner(op) && op.getNumReductionLoops() == 1;
   });
   if (first == ops.end())
     return std::nullopt;
-  SmallVector<int64_t> ranges =
-      linalg::LinalgOp(*first).getStaticLoopRanges();
+  SmallVector<int64_t> ranges = linalg::LinalgOp(*first).getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
   plan.rowSizes.assign(ranges.begin(), ranges.end() - 1);
@@ -585,9 +582,9 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
       continue;
     for (OpOperand &operand : op->getOpOperands())
       if (classifyChunkRead(op, operand, numRowLoops) == ChunkRead::Vector)
-        bits = std::max<int64_t>(
-            bits, getElementTypeOrSelf(operand.get().getType())
-                      .getIntOrFloatBitWidth());
+        bits = std::max<int64_t>(bits,
+                                 getElementTypeOrSelf(operand.get().getType())
+                                     .getIntOrFloatBitWidth());
   }
   if (bits > 0 && bits <= 64)
     plan.width = std::max<int64_t>(1, 128 / bits);
@@ -614,8 +611,7 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
       if (writtenBuffers.contains(stripViews(operand.get())) &&
           !written.contains(key))
         return false;
-      if (key.second.getNumDims() > numRowLoops &&
-          readHere.insert(key).second)
+      if (key.second.getNumDims() > numRowLoops && readHere.insert(key).second)
         ++rowUses[key];
       return true;
     };
@@ -673,10 +669,9 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
   SmallVector<Value> rowSizes;
   for (int64_t s : plan.rowSizes)
     rowSizes.push_back(index(s));
-  SmallVector<Value> rowIvs =
-      plan.subgroupRows
-          ? delinearize(b, loc, subgroup, rowSizes)
-          : SmallVector<Value>(numRowLoops, zero);
+  SmallVector<Value> rowIvs = plan.subgroupRows
+                                  ? delinearize(b, loc, subgroup, rowSizes)
+                                  : SmallVector<Value>(numRowLoops, zero);
   Value leader =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, self, zero);
   // Chunk u of the thread: elements self * width + u * span * width + e,
@@ -720,9 +715,9 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       return chunks[u];
     AffineMap map = op.getMatchingIndexingMap(&operand);
     Type element = getElementTypeOrSelf(operand.get().getType());
-    bool vector = plan.width > 1 && classifyChunkRead(op, operand,
-                                                      numRowLoops) ==
-                                        ChunkRead::Vector;
+    bool vector =
+        plan.width > 1 &&
+        classifyChunkRead(op, operand, numRowLoops) == ChunkRead::Vector;
     bool whole = plan.heldRows.contains(key);
     for (int64_t c = whole ? 0 : u; c < (whole ? plan.chunks : u + 1); ++c) {
       if (vector) {
@@ -730,8 +725,8 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
             b, loc, VectorType::get({plan.width}, element), operand.get(),
             applyIndexingMap(b, loc, map, rowPoint(chunkStart[c])));
         for (int64_t e = 0; e < plan.width; ++e)
-          chunks[c].push_back(vector::ExtractOp::create(
-              b, loc, chunk, ArrayRef<int64_t>{e}));
+          chunks[c].push_back(
+              vector::ExtractOp::create(b, loc, chunk, ArrayRef<int64_t>{e}));
         continue;
       }
       for (int64_t e = 0; e < plan.width; ++e)
@@ -851,11 +846,11 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
         int64_t slots = workgroupSize / subgroupSize;
         Value shared = memref::AllocOp::create(
             b, loc,
-            MemRefType::get({slots}, accType, MemRefLayoutAttrInterface(),
-                            gpu::AddressSpaceAttr::get(
-                                ctx, gpu::AddressSpace::Workgroup)));
-        Value laneLeader = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq, lane, zero);
+            MemRefType::get(
+                {slots}, accType, MemRefLayoutAttrInterface(),
+                gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+        Value laneLeader =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
         scf::IfOp::create(b, loc, laneLeader, [&](OpBuilder &ib, Location loc) {
           memref::StoreOp::create(ib, loc, total, shared, subgroup);
           scf::YieldOp::create(ib, loc);
@@ -872,8 +867,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
     }
     case RowOpKind::Elementwise: {
       SmallVector<SmallVector<SmallVector<Value>>> results(
-          op.getNumDpsInits(),
-          SmallVector<SmallVector<Value>>(plan.chunks));
+          op.getNumDpsInits(), SmallVector<SmallVector<Value>>(plan.chunks));
       for (int64_t u = 0; u < plan.chunks; ++u) {
         for (int64_t e = 0; e < plan.width; ++e) {
           SmallVector<Value> args;
@@ -890,9 +884,9 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
       for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable())) {
         if (!isTemporary(init.get())) {
           AffineMap map = op.getMatchingIndexingMap(&init);
-          bool vector = plan.width > 1 &&
-                        classifyChunkRead(op, init, numRowLoops) ==
-                            ChunkRead::Vector;
+          bool vector =
+              plan.width > 1 &&
+              classifyChunkRead(op, init, numRowLoops) == ChunkRead::Vector;
           for (int64_t u = 0; u < plan.chunks; ++u) {
             if (vector) {
               Value chunk = vector::FromElementsOp::create(
@@ -1179,8 +1173,7 @@ struct GPUDistributeToThreadsPass
         })) {
       if (std::optional<RowPlan> plan = planRowsInRegisters(
               ops, workgroupSize, subgroupSize, subgroupRows)) {
-        emitRowsInRegisters(rewriter, ops, *plan, workgroupSize,
-                            subgroupSize);
+        emitRowsInRegisters(rewriter, ops, *plan, workgroupSize, subgroupSize);
         return;
       }
     }

@@ -267,8 +267,7 @@ static bool isColumnReduction(Operation *op) {
   if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
       linalgOp.getNumDpsInits() != 1 || !linalgOp.hasPureTensorSemantics())
     return false;
-  SmallVector<utils::IteratorType> iterators =
-      linalgOp.getIteratorTypesArray();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   if (iterators.back() != utils::IteratorType::parallel)
     return false;
   unsigned innermost = iterators.size() - 1;

@@ -125,11 +125,12 @@ static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
     if (!isContiguousOrBroadcast(op, operand))
       return false;
   }
-  return llvm::all_of(op.getBlock()->without_terminator(), [](Operation &inner) {
-    return OpTrait::hasElementwiseMappableTraits(&inner) &&
-           llvm::all_of(inner.getResultTypes(),
-                        [](Type t) { return t.isIntOrFloat(); });
-  });
+  return llvm::all_of(
+      op.getBlock()->without_terminator(), [](Operation &inner) {
+        return OpTrait::hasElementwiseMappableTraits(&inner) &&
+               llvm::all_of(inner.getResultTypes(),
+                            [](Type t) { return t.isIntOrFloat(); });
+      });
 }
 
 // Rewrites a reduction chunk (isReductionChunk) as a loop nest over its
@@ -178,8 +179,8 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
         auto broadcast = [&](Value scalar) {
           Value &v = broadcasts[scalar];
           if (!v)
-            v = vector::BroadcastOp::create(nb, loc,
-                                            vectorOf(scalar.getType()), scalar);
+            v = vector::BroadcastOp::create(nb, loc, vectorOf(scalar.getType()),
+                                            scalar);
           return v;
         };
         for (OpOperand *input : op.getDpsInputOperands()) {
@@ -195,8 +196,8 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
                         ? vector::LoadOp::create(nb, loc, vectorOf(element),
                                                  source, indices)
                               .getResult()
-                        : broadcast(memref::LoadOp::create(nb, loc, source,
-                                                           indices));
+                        : broadcast(
+                              memref::LoadOp::create(nb, loc, source, indices));
           }
           mapping.map(body->getArgument(input->getOperandNumber()), value);
         }
@@ -211,9 +212,8 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
           SmallVector<Type> types;
           for (Type t : inner.getResultTypes())
             types.push_back(vectorOf(t));
-          Operation *vectorOp =
-              nb.create(loc, inner.getName().getIdentifier(), operands, types,
-                        inner.getAttrs());
+          Operation *vectorOp = nb.create(loc, inner.getName().getIdentifier(),
+                                          operands, types, inner.getAttrs());
           mapping.map(inner.getResults(), vectorOp->getResults());
         }
         return {mapping.lookup(body->getTerminator()->getOperand(0))};

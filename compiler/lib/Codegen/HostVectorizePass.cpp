@@ -223,8 +223,8 @@ HostVectorizePass::tileToRegisters(linalg::LinalgOp op,
 FailureOr<linalg::LinalgOp>
 HostVectorizePass::blockReductionLoops(linalg::LinalgOp op) {
   SmallVector<int64_t> tileSizes;
-  for (auto [range, it] : llvm::zip_equal(op.getStaticLoopRanges(),
-                                          op.getIteratorTypesArray()))
+  for (auto [range, it] :
+       llvm::zip_equal(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
     tileSizes.push_back(it == utils::IteratorType::reduction &&
                                 !ShapedType::isDynamic(range) &&
                                 range > kReductionBlock

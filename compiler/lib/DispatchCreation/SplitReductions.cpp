@@ -67,8 +67,8 @@ static bool isAlongRows(linalg::LinalgOp op) {
 
 // How many slices to split a reduced loop of `op` of `size` elements into
 // (`results` results of `reduced` elements each); 1 for none.
-static int64_t chooseSlices(linalg::LinalgOp op, int64_t size,
-                            int64_t results, int64_t reduced) {
+static int64_t chooseSlices(linalg::LinalgOp op, int64_t size, int64_t results,
+                            int64_t reduced) {
   int64_t slices = 1;
   if (isAlongRows(op)) {
     if (results >= kRowMinResults || reduced < kRowMinReduced)
@@ -110,8 +110,7 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   OpOperand *init = op.getDpsInitOperand(0);
   auto splittable = [&](unsigned dim) {
     for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<RankedTensorType>(operand.get().getType()) &&
-          &operand != init)
+      if (!isa<RankedTensorType>(operand.get().getType()) && &operand != init)
         continue;
       int64_t uses = 0;
       for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
@@ -218,21 +217,21 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   Value partialInit =
       linalg::FillOp::create(rewriter, loc, neutral, empty).getResult(0);
   maps.push_back(AffineMap::get(numPartialLoops, 0, partialResults, ctx));
-  auto partial = linalg::GenericOp::create(
-      rewriter, loc, partialInit.getType(), inputs, ValueRange{partialInit},
-      maps, partialIterators);
+  auto partial = linalg::GenericOp::create(rewriter, loc, partialInit.getType(),
+                                           inputs, ValueRange{partialInit},
+                                           maps, partialIterators);
   rewriter.cloneRegionBefore(op->getRegion(0), partial.getRegion(),
                              partial.getRegion().end());
   // Loop indices read in the body: the split loop's is s * sliceSize + r.
-  for (linalg::IndexOp index :
-       llvm::make_early_inc_range(partial.getBody()->getOps<linalg::IndexOp>())) {
+  for (linalg::IndexOp index : llvm::make_early_inc_range(
+           partial.getBody()->getOps<linalg::IndexOp>())) {
     rewriter.setInsertionPoint(index);
     unsigned dim = index.getDim();
     Value replacement =
         linalg::IndexOp::create(rewriter, index.getLoc(), newPosition[dim]);
     if (dim == *split) {
-      Value s = linalg::IndexOp::create(rewriter, index.getLoc(),
-                                        slicePosition);
+      Value s =
+          linalg::IndexOp::create(rewriter, index.getLoc(), slicePosition);
       Value base = arith::MulIOp::create(
           rewriter, index.getLoc(), s,
           arith::ConstantIndexOp::create(rewriter, index.getLoc(), sliceSize));
@@ -266,14 +265,15 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   SmallVector<AffineExpr> initExprs;
   for (AffineExpr e : op.getMatchingIndexingMap(init).getResults()) {
     auto dim = cast<AffineDimExpr>(e);
-    initExprs.push_back(getAffineDimExpr(finalPosition[dim.getPosition()], ctx));
+    initExprs.push_back(
+        getAffineDimExpr(finalPosition[dim.getPosition()], ctx));
   }
   SmallVector<AffineMap> finalMaps = {
       AffineMap::get(numFinalLoops, 0, partialExprs, ctx),
       AffineMap::get(numFinalLoops, 0, initExprs, ctx)};
   auto final = linalg::GenericOp::create(
-      rewriter, loc, op->getResultTypes(), partial.getResult(0),
-      init->get(), finalMaps, finalIterators,
+      rewriter, loc, op->getResultTypes(), partial.getResult(0), init->get(),
+      finalMaps, finalIterators,
       [&](OpBuilder &b, Location loc, ValueRange args) {
         IRMapping mapping;
         mapping.map(combiner->getOperand(0), args[0]);
