@@ -144,13 +144,27 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   // innermost loops stay: a reduction innermost keeps its cooperative row
   // strategies, a parallel loop innermost keeps threads along the
   // contiguous dimension.)
+  // A contraction's innermost parallel loop moves after its reduction loops
+  // (a matrix-vector product then reduces across rows, a thread per chunk
+  // of adjacent results along the contiguous dimension).
   MLIRContext *ctx = op.getContext();
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(numLoops));
+  if (!isAlongRows(op) &&
+      iterators.back() == utils::IteratorType::reduction) {
+    auto lastParallel = llvm::find(llvm::reverse(iterators),
+                                   utils::IteratorType::parallel);
+    if (lastParallel != iterators.rend()) {
+      unsigned moved = numLoops - 1 - (lastParallel - iterators.rbegin());
+      llvm::erase(order, moved);
+      order.push_back(moved);
+    }
+  }
   SmallVector<unsigned> newPosition(numLoops);
   SmallVector<utils::IteratorType> partialIterators;
   SmallVector<AffineExpr> partialResults;
   unsigned slicePosition = 0;
-  for (unsigned i = 0; i < numLoops; ++i) {
-    if (i == 0) {
+  for (unsigned i : order) {
+    if (partialIterators.empty()) {
       slicePosition = partialIterators.size();
       partialResults.push_back(getAffineDimExpr(slicePosition, ctx));
       partialIterators.push_back(utils::IteratorType::parallel);

@@ -124,11 +124,12 @@ func.func @many_columns(%x: tensor<1024x65536xf32>) -> tensor<65536xf32> {
 
 // A batch of matrix-vector products (decode attention's P V: 32 x 128
 // results over 4096) computes a result per thread like a column sum: 64
-// slices of 64 along K, the slice loop outermost (threads stay along N).
+// slices of 64 along K, the slice loop outermost and N moved after K, so
+// that threads reduce chunks of adjacent results along the contiguous N.
 // CHECK-LABEL: func.func @batch_matvec
 // CHECK-DAG: tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [32, 1, 64, 64]
 // CHECK-DAG: tensor.expand_shape %arg1 {{\[}}[0], [1, 2], [3]] output_shape [32, 64, 64, 128]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<64x32x1x128xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<64x32x1x128xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<32x1x128xf32>)
