@@ -159,16 +159,13 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
       order.push_back(moved);
     }
   }
+  const unsigned slicePosition = 0;
   SmallVector<unsigned> newPosition(numLoops);
-  SmallVector<utils::IteratorType> partialIterators;
-  SmallVector<AffineExpr> partialResults;
-  unsigned slicePosition = 0;
+  SmallVector<utils::IteratorType> partialIterators = {
+      utils::IteratorType::parallel};
+  SmallVector<AffineExpr> partialResults = {
+      getAffineDimExpr(slicePosition, ctx)};
   for (unsigned i : order) {
-    if (partialIterators.empty()) {
-      slicePosition = partialIterators.size();
-      partialResults.push_back(getAffineDimExpr(slicePosition, ctx));
-      partialIterators.push_back(utils::IteratorType::parallel);
-    }
     newPosition[i] = partialIterators.size();
     if (iterators[i] == utils::IteratorType::parallel)
       partialResults.push_back(getAffineDimExpr(newPosition[i], ctx));
