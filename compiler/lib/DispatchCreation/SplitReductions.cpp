@@ -149,10 +149,9 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   // of adjacent results along the contiguous dimension).
   MLIRContext *ctx = op.getContext();
   SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(numLoops));
-  if (!isAlongRows(op) &&
-      iterators.back() == utils::IteratorType::reduction) {
-    auto lastParallel = llvm::find(llvm::reverse(iterators),
-                                   utils::IteratorType::parallel);
+  if (!isAlongRows(op) && iterators.back() == utils::IteratorType::reduction) {
+    auto lastParallel =
+        llvm::find(llvm::reverse(iterators), utils::IteratorType::parallel);
     if (lastParallel != iterators.rend()) {
       unsigned moved = numLoops - 1 - (lastParallel - iterators.rbegin());
       llvm::erase(order, moved);
