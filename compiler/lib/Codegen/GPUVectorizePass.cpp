@@ -70,6 +70,19 @@ static bool isContiguousOrBroadcast(linalg::LinalgOp op, OpOperand &operand) {
          strides.back() == 1;
 }
 
+// Whether every operand of `op` has a vector element type and reads the
+// innermost loop contiguously, or not at all.
+static bool hasChunkOperands(linalg::LinalgOp op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (isa<MemRefType>(operand.get().getType()) &&
+        !isVectorElementType(operand.get().getType()))
+      return false;
+    if (!isContiguousOrBroadcast(op, operand))
+      return false;
+  }
+  return true;
+}
+
 // A per-thread tile that is one chunk of `width` contiguous elements: all
 // loops parallel and static, the innermost of extent `width`, the others 1.
 static bool isVectorChunk(linalg::LinalgOp op, int64_t width) {
@@ -83,14 +96,7 @@ static bool isVectorChunk(linalg::LinalgOp op, int64_t width) {
       return false;
   if (ranges.back() != width)
     return false;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (isa<MemRefType>(operand.get().getType()) &&
-        !isVectorElementType(operand.get().getType()))
-      return false;
-    if (!isContiguousOrBroadcast(op, operand))
-      return false;
-  }
-  return succeeded(linalg::vectorizeOpPrecondition(op));
+  return hasChunkOperands(op) && succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
 // A per-thread tile of a reduction across rows: the innermost loop parallel
@@ -106,25 +112,14 @@ static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
   if (iterators.back() != utils::IteratorType::parallel ||
       ranges.back() != width)
     return false;
-  for (auto [it, r] : llvm::zip(iterators, ranges)) {
-    if (ShapedType::isDynamic(r))
-      return false;
-    if (it == utils::IteratorType::parallel && r != 1 && r != width)
-      return false;
-  }
-  for (auto [i, it] : llvm::enumerate(ArrayRef(iterators).drop_back()))
-    if (it == utils::IteratorType::parallel && ranges[i] != 1)
+  for (auto [it, r] : llvm::zip(ArrayRef(iterators).drop_back(), ranges))
+    if (ShapedType::isDynamic(r) ||
+        (it == utils::IteratorType::parallel && r != 1))
       return false;
   OpOperand *init = op.getDpsInitOperand(0);
-  if (!op.getMatchingIndexingMap(init).isFunctionOfDim(op.getNumLoops() - 1))
+  if (!op.getMatchingIndexingMap(init).isFunctionOfDim(op.getNumLoops() - 1) ||
+      !hasChunkOperands(op))
     return false;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (isa<MemRefType>(operand.get().getType()) &&
-        !isVectorElementType(operand.get().getType()))
-      return false;
-    if (!isContiguousOrBroadcast(op, operand))
-      return false;
-  }
   return llvm::all_of(
       op.getBlock()->without_terminator(), [](Operation &inner) {
         return OpTrait::hasElementwiseMappableTraits(&inner) &&

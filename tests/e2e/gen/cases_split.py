@@ -98,43 +98,47 @@ def reduce_program(rows, cols, ty, value_lines, dims, combiner, init, out_shape)
 }}"""
 
 
+def exact_case(path, description, rows, cols, ty, abp, dims, combiner, init,
+               out_shape, reduce):
+    """A reduction over the exact pattern(rows, cols, *abp), checked with no
+    tolerance against `reduce` of it."""
+    x = pattern(rows, cols, *abp)
+    CASES.append(Case(
+        path, description,
+        reduce_program(rows, cols, ty, pattern_lines(*abp), dims, combiner,
+                       init, out_shape),
+        [Run("main", [], [T(np.array(reduce(x)), "f32")], atol=0, rtol=0)]))
+
+
 # A sum over all 2^24 elements: 512 partial rows, then one.
-x = pattern(4096, 4096, 7, 3, 11)
-CASES.append(Case(
+exact_case(
     "reduction/split_sum_all_f32_4096x4096.mlir",
     "Sum over all 4096x4096 f32 elements, split into 512 partials and a final sum; exact.",
-    reduce_program(4096, 4096, "f32", pattern_lines(7, 3, 11), "[0, 1]",
-                   "arith.addf", "0.0", []),
-    [Run("main", [], [T(np.array(x.sum()), "f32")], atol=0, rtol=0)]))
+    4096, 4096, "f32", (7, 3, 11), "[0, 1]", "arith.addf", "0.0", [],
+    lambda x: x.sum())
 
 # A column max over 4096 rows of 2048 columns: 2^18 partials of 32 rows.
-x = pattern(4096, 2048, 5, 13, 97)
-CASES.append(Case(
+exact_case(
     "reduction/split_column_max_f32_4096x2048.mlir",
     "Column max over 4096x2048 f32, split into partial maxima of 32 rows; exact.",
-    reduce_program(4096, 2048, "f32", pattern_lines(5, 13, 97), "[0]",
-                   "arith.maxnumf", "0xFF800000", [2048]),
-    [Run("main", [], [T(x.max(axis=0), "f32")], atol=0, rtol=0)]))
+    4096, 2048, "f32", (5, 13, 97), "[0]", "arith.maxnumf", "0xFF800000",
+    [2048], lambda x: x.max(axis=0))
 
 # A column sum of bf16 values over 8192 rows of 512, accumulated in f32:
 # 128 slices of 64 rows (each thread sums at least 32).
-x = pattern(8192, 512, 3, 7, 9)
-CASES.append(Case(
+exact_case(
     "reduction/split_column_sum_bf16_8192x512.mlir",
     "Column sum over 8192x512 bf16 in f32, split into partial sums of 64 rows; exact.",
-    reduce_program(8192, 512, "bf16", pattern_lines(3, 7, 9), "[0]",
-                   "arith.addf", "0.0", [512]),
-    [Run("main", [], [T(x.sum(axis=0), "f32")], atol=0, rtol=0)]))
+    8192, 512, "bf16", (3, 7, 9), "[0]", "arith.addf", "0.0", [512],
+    lambda x: x.sum(axis=0))
 
 # Four rows of 65536: 16 slices of 4096 per row (slices keep at least 4096
 # elements).
-x = pattern(4, 65536, 1, 5, 23)
-CASES.append(Case(
+exact_case(
     "reduction/split_row_sum_f32_4x65536.mlir",
     "Row sums over 4 rows of 65536 f32, split into 16 slices per row; exact.",
-    reduce_program(4, 65536, "f32", pattern_lines(1, 5, 23), "[1]",
-                   "arith.addf", "0.0", [4]),
-    [Run("main", [], [T(x.sum(axis=1), "f32")], atol=0, rtol=0)]))
+    4, 65536, "f32", (1, 5, 23), "[1]", "arith.addf", "0.0", [4],
+    lambda x: x.sum(axis=1))
 
 
 def tree_tolerance(x):
