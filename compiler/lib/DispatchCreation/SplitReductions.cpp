@@ -107,11 +107,10 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   // The reduced loop to split: the first one that every operand names by
   // itself in at most one position (it is split as it is stored) and that
   // divides into enough slices.
-  OpOperand *init = op.getDpsInitOperand(0);
   auto splittable = [&](unsigned dim) {
     for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<RankedTensorType>(operand.get().getType()) && &operand != init)
-        continue;
+      if (!isa<RankedTensorType>(operand.get().getType()))
+        continue; // a scalar input
       int64_t uses = 0;
       for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
         if (!e.isFunctionOfDim(dim))
@@ -136,6 +135,7 @@ static LogicalResult splitReduction(RewriterBase &rewriter,
   }
   if (!split)
     return failure();
+  OpOperand *init = op.getDpsInitOperand(0);
   int64_t size = ranges[*split];
   int64_t sliceSize = size / slices;
 
