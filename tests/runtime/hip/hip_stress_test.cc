@@ -1,6 +1,8 @@
 // Stress and failure tests of the hip driver on a real GPU (skipped, with
 // the driver's reason, where there is none): many host threads submitting
-// dispatches concurrently to one device, out-of-order semaphore signalling,
+// dispatches concurrently to one device, waiters finishing the queue's
+// submissions themselves (in order), profiled calls from many threads,
+// out-of-order semaphore signalling,
 // and an injected launch failure ($KILN_HIP_INJECT_FAILURE) reaching every
 // host and queue waiter downstream without hanging. Every wait has a
 // timeout, so a bug fails a test instead of hanging it.
@@ -175,6 +177,136 @@ TEST_F(HipStressTest, ConcurrentChainsFromManyThreads) {
     kiln_hal_buffer_release(increments[t]);
     kiln_hal_semaphore_release(timelines[t]);
   }
+  kiln_hal_command_buffer_release(cb);
+}
+
+// Waiting threads finish their device queue's completed submissions
+// themselves (QueueProgress). 300 submissions signal one timeline to 1, 2,
+// ..., 300 in stream order while 8 threads wait for values spread over it,
+// each stepping the queue: the submissions must still finish one at a time
+// and in order (a later one finished first would move the timeline back and
+// fail it), and every waiter must return.
+TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
+  start();
+  if (IsSkipped() || HasFatalFailure()) return;
+  constexpr int kCalls = 300, kWaiters = 8;
+  constexpr uint32_t n = 1000;
+  kiln_hal_command_buffer_t* cb = recordAdd(n);
+  kiln_hal_buffer_t* acc = allocate(n * 4);
+  kiln_hal_buffer_t* inc = allocate(n * 4);
+  std::vector<float> zeros(n, 0.0f), ones(n, 1.0f);
+  ASSERT_OK(kiln_hal_buffer_write(acc, 0, zeros.data(), n * 4));
+  ASSERT_OK(kiln_hal_buffer_write(inc, 0, ones.data(), n * 4));
+  kiln_hal_semaphore_t* timeline = semaphore();
+  kiln_hal_binding_t table[3] = {{acc, 0, KILN_HAL_WHOLE_BUFFER},
+                                 {inc, 0, KILN_HAL_WHOLE_BUFFER},
+                                 {acc, 0, KILN_HAL_WHOLE_BUFFER}};
+  kiln_hal_binding_table_t bindingTable = {3, table};
+  std::atomic<int> submitted{0};
+  std::vector<std::thread> waiters;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < kWaiters; ++t) {
+    waiters.emplace_back([&, t] {
+      // Each waiter starts once its first value is submitted, then waits
+      // for every kWaiters-th value, from the latest backwards and then
+      // forwards, so that waits for far and near values overlap.
+      while (submitted.load() < t + 1) std::this_thread::yield();
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < kCalls / kWaiters; ++i) {
+          int k = pass == 0 ? kCalls / kWaiters - 1 - i : i;
+          uint64_t value = uint64_t(k * kWaiters + t + 1);
+          kiln_status_t status =
+              kiln_hal_semaphore_wait(timeline, value, kTimeout);
+          if (status) {
+            ++errors;
+            ADD_FAILURE() << "waiter " << t << " value " << value << ": "
+                          << TakeMessage(status);
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (int call = 0; call < kCalls; ++call) {
+    uint64_t value = uint64_t(call + 1);
+    kiln_hal_semaphore_list_t wait = {0, nullptr, nullptr};
+    kiln_hal_semaphore_list_t signal = {1, &timeline, &value};
+    ASSERT_OK(kiln_hal_device_queue_execute(device, KILN_HAL_QUEUE_AFFINITY_ANY,
+                                            &wait, &signal, 1, &cb,
+                                            &bindingTable));
+    submitted.store(call + 1);
+  }
+  for (std::thread& waiter : waiters) waiter.join();
+  EXPECT_EQ(errors.load(), 0);
+  ASSERT_OK(kiln_hal_semaphore_wait(timeline, kCalls, kTimeout));
+  uint64_t reached = 0;
+  ASSERT_OK(kiln_hal_semaphore_query(timeline, &reached));
+  EXPECT_EQ(reached, uint64_t(kCalls));
+  std::vector<float> result(n);
+  ASSERT_OK(kiln_hal_buffer_read(acc, 0, result.data(), n * 4));
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(result[i], float(kCalls));
+  kiln_hal_semaphore_release(timeline);
+  kiln_hal_buffer_release(acc);
+  kiln_hal_buffer_release(inc);
+  kiln_hal_command_buffer_release(cb);
+}
+
+// Synchronous profiled calls (span mode, as kiln_function_call_timed issues
+// them) from several threads at once: the span's end event also marks each
+// submission's completion, and the timing events are reused across calls.
+TEST_F(HipStressTest, SpanProfiledCallsFromManyThreads) {
+  start();
+  if (IsSkipped() || HasFatalFailure()) return;
+  constexpr int kThreads = 4, kCalls = 50;
+  constexpr uint32_t n = 4096;
+  kiln_hal_command_buffer_t* cb = recordAdd(n);
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      kiln_hal_buffer_t* a = allocate(n * 4);
+      kiln_hal_buffer_t* out = allocate(n * 4);
+      kiln_hal_semaphore_t* done = semaphore();
+      std::vector<float> av(n, float(t) + 0.5f), result(n);
+      kiln_status_t status = kiln_hal_buffer_write(a, 0, av.data(), n * 4);
+      for (int call = 0; call < kCalls && !status; ++call) {
+        kiln_hal_binding_t table[3] = {{a, 0, KILN_HAL_WHOLE_BUFFER},
+                                       {a, 0, KILN_HAL_WHOLE_BUFFER},
+                                       {out, 0, KILN_HAL_WHOLE_BUFFER}};
+        kiln_hal_binding_table_t bindingTable = {3, table};
+        uint64_t value = uint64_t(call + 1);
+        kiln_hal_semaphore_list_t wait = {0, nullptr, nullptr};
+        kiln_hal_semaphore_list_t signal = {1, &done, &value};
+        kiln_hal_execution_profile_t profile = {};
+        profile.mode = KILN_HAL_PROFILE_SPAN;
+        status = kiln_hal_device_queue_execute_profiled(
+            device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &cb,
+            &bindingTable, &profile);
+        if (!status) status = kiln_hal_semaphore_wait(done, value, kTimeout);
+        if (!status && profile.span_ns == 0) {
+          ++errors;
+          ADD_FAILURE() << "thread " << t << " call " << call
+                        << ": no device span";
+        }
+        if (!status)
+          status = kiln_hal_buffer_read(out, 0, result.data(), n * 4);
+        if (!status && result[n - 1] != 2 * av[n - 1]) {
+          ++errors;
+          ADD_FAILURE() << "thread " << t << " call " << call << ": got "
+                        << result[n - 1];
+        }
+      }
+      if (status) {
+        ++errors;
+        ADD_FAILURE() << "thread " << t << ": " << TakeMessage(status);
+      }
+      kiln_hal_semaphore_release(done);
+      kiln_hal_buffer_release(a);
+      kiln_hal_buffer_release(out);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(errors.load(), 0);
   kiln_hal_command_buffer_release(cb);
 }
 

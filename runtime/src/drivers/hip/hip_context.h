@@ -64,17 +64,25 @@ struct DeviceContext {
   std::shared_ptr<drivers::BlockCache> hostBlocks;
 
   // Events no longer in use, kept for the next submission: creating and
-  // destroying one per submission costs microseconds of every call.
+  // destroying one per submission costs microseconds of every call. Timing
+  // events (profiled submissions) are kept apart.
   mutable std::mutex eventMutex;
   mutable std::vector<hipEvent_t> freeEvents;
+  mutable std::vector<hipEvent_t> freeTimingEvents;
 
   DeviceContext() = default;
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
   ~DeviceContext() {
-    if (freeEvents.empty() || !platform) return;
+    if ((freeEvents.empty() && freeTimingEvents.empty()) || !platform) return;
     if (platform->setDevice(ordinal) != hipSuccess) return;
     for (hipEvent_t event : freeEvents) platform->eventDestroy(event);
+    for (hipEvent_t event : freeTimingEvents) platform->eventDestroy(event);
+  }
+
+  // The free events of one kind (eventMutex held).
+  std::vector<hipEvent_t>& freeList(bool timing) const {
+    return timing ? freeTimingEvents : freeEvents;
   }
 
   // Makes this device current on the calling thread.
@@ -95,33 +103,40 @@ struct DeviceContext {
   }
 };
 
-// One device event (no timing, blocking sync), taken from the context's
-// free events and given back to them when the last owner lets go. Nobody
-// waits on a released event any more, so recording it again is safe.
+// One device event (blocking sync; with timestamps when |timing|), taken
+// from the context's free events and given back to them when the last owner
+// lets go. Nobody waits on a released event any more, so recording it again
+// is safe.
 class Event {
  public:
   static kiln_status_t create(std::shared_ptr<const DeviceContext> context,
-                              std::shared_ptr<Event>* out) {
+                              std::shared_ptr<Event>* out,
+                              bool timing = false) {
     hipEvent_t handle = nullptr;
     {
       std::lock_guard<std::mutex> lock(context->eventMutex);
-      if (!context->freeEvents.empty()) {
-        handle = context->freeEvents.back();
-        context->freeEvents.pop_back();
+      std::vector<hipEvent_t>& free = context->freeList(timing);
+      if (!free.empty()) {
+        handle = free.back();
+        free.pop_back();
       }
     }
-    if (!handle)
-      KILN_HIP_RETURN_IF_ERROR(
-          context->check(context->platform->eventCreate(&handle),
-                         "hipEventCreateWithFlags"));
-    out->reset(new Event(std::move(context), handle));
+    if (!handle) {
+      Platform& platform = *context->platform;
+      KILN_HIP_RETURN_IF_ERROR(context->check(
+          timing ? platform.timingEventCreate(&handle)
+                 : platform.eventCreate(&handle),
+          "hipEventCreateWithFlags"));
+    }
+    out->reset(new Event(std::move(context), handle, timing));
     return nullptr;
   }
   ~Event() {
     {
       std::lock_guard<std::mutex> lock(context->eventMutex);
-      if (context->freeEvents.size() < kMaxFreeEvents) {
-        context->freeEvents.push_back(handle);
+      std::vector<hipEvent_t>& free = context->freeList(timing);
+      if (free.size() < kMaxFreeEvents) {
+        free.push_back(handle);
         return;
       }
     }
@@ -140,10 +155,12 @@ class Event {
  private:
   static constexpr size_t kMaxFreeEvents = 64;
 
-  Event(std::shared_ptr<const DeviceContext> context, hipEvent_t handle)
-      : context(std::move(context)), handle(handle) {}
+  Event(std::shared_ptr<const DeviceContext> context, hipEvent_t handle,
+        bool timing)
+      : context(std::move(context)), handle(handle), timing(timing) {}
   std::shared_ptr<const DeviceContext> context;
   hipEvent_t handle;
+  bool timing;
 };
 
 // Reference counting of HAL objects (drivers/common/resource.h).

@@ -43,20 +43,25 @@ struct Operation : drivers::QueueOperation {
 };
 
 // The timing events of a profiled submission: one pair around the whole
-// submission and one around each timed command. Owned by its Completion;
-// the events are read and destroyed once the submission's event completed.
+// submission and one around each timed command, from the context's free
+// timing events. Owned by its Completion; the events are read once the
+// submission completed, then given back.
 class SubmissionTimer final : public CommandTimer {
  public:
-  explicit SubmissionTimer(const DeviceContext& context) : context(context) {}
-  ~SubmissionTimer() override {
-    for (hipEvent_t event : events) context.platform->eventDestroy(event);
-  }
+  explicit SubmissionTimer(std::shared_ptr<const DeviceContext> context)
+      : context(std::move(context)) {}
 
   // Command buffer |index| of the submission is issued next.
   void setCommandBuffer(uint32_t index) { commandBuffer = index; }
 
   kiln_status_t markSpan(hipStream_t stream, bool end) {
     return record(stream, end ? &spanEnd : &spanStart);
+  }
+
+  // The event that ends the span once markSpan(end) recorded it: it also
+  // marks the submission's completion (nothing follows it on the stream).
+  std::shared_ptr<Event> spanEndEvent() const {
+    return spanEnd ? events.back() : nullptr;
   }
 
   kiln_status_t mark(size_t index, drivers::CommandKind kind,
@@ -67,18 +72,19 @@ class SubmissionTimer final : public CommandTimer {
 
   // Writes the times into |profile| (the submission completed).
   kiln_status_t collect(kiln_hal_execution_profile_t* profile) {
+    const DeviceContext& ctx = *context;
     for (const Timed& timed : commands) {
       float ms = 0;
-      KILN_HIP_RETURN_IF_ERROR(context.check(
-          context.platform->eventElapsedTime(&ms, timed.start, timed.end),
+      KILN_HIP_RETURN_IF_ERROR(ctx.check(
+          ctx.platform->eventElapsedTime(&ms, timed.start, timed.end),
           "hipEventElapsedTime"));
       drivers::appendTiming(profile, timed.commandBuffer, timed.command,
                             timed.kind, uint64_t(double(ms) * 1e6));
     }
     if (spanStart && spanEnd) {
       float ms = 0;
-      KILN_HIP_RETURN_IF_ERROR(context.check(
-          context.platform->eventElapsedTime(&ms, spanStart, spanEnd),
+      KILN_HIP_RETURN_IF_ERROR(ctx.check(
+          ctx.platform->eventElapsedTime(&ms, spanStart, spanEnd),
           "hipEventElapsedTime"));
       profile->span_ns = uint64_t(double(ms) * 1e6);
     }
@@ -95,17 +101,18 @@ class SubmissionTimer final : public CommandTimer {
   };
 
   kiln_status_t record(hipStream_t stream, hipEvent_t* out) {
-    hipEvent_t event = nullptr;
-    KILN_HIP_RETURN_IF_ERROR(context.check(
-        context.platform->timingEventCreate(&event), "hipEventCreate (timing)"));
+    std::shared_ptr<Event> event;
+    KILN_HIP_RETURN_IF_ERROR(Event::create(context, &event, /*timing=*/true));
     events.push_back(event);
-    *out = event;
-    return context.check(context.platform->eventRecord(event, stream),
-                         "hipEventRecord (timing)");
+    KILN_HIP_RETURN_IF_ERROR(
+        context->check(context->platform->eventRecord(event->get(), stream),
+                       "hipEventRecord (timing)"));
+    *out = event->get();  // only once recorded: spanEndEvent relies on it
+    return nullptr;
   }
 
-  const DeviceContext& context;
-  std::vector<hipEvent_t> events;  // every event made, to destroy
+  std::shared_ptr<const DeviceContext> context;
+  std::vector<std::shared_ptr<Event>> events;  // every event recorded
   uint32_t commandBuffer = 0;
   std::vector<Timed> commands;
   hipEvent_t spanStart = nullptr;
@@ -123,6 +130,28 @@ struct Completion {
   uint8_t* deferredFree = nullptr;   // dealloca'd storage to free after
   MemoryKind deferredKind = MemoryKind::Device;
   kiln_device_size_t deferredSize = 0;
+};
+
+struct HipDevice;
+
+// The device queue's QueueProgress: lets threads waiting on its semaphores
+// finish its completions. Held by the device and (weakly) by semaphore
+// timepoints; a waiter may hold it past the device's destruction, so the
+// device is reached only under |finishMutex| and cleared once its queue
+// threads ended.
+class DeviceProgress final : public QueueProgress {
+ public:
+  explicit DeviceProgress(HipDevice* device) : device(device) {}
+  bool step() override;
+  void addStepper(int delta) override {
+    steppers.fetch_add(delta, std::memory_order_acq_rel);
+  }
+
+  // Held while a completion is finished, so that completions finish one at
+  // a time and in submission order, whichever thread finishes them.
+  std::mutex finishMutex;
+  HipDevice* device;  // guarded by finishMutex; null once destroyed
+  std::atomic<int> steppers{0};
 };
 
 struct HipDevice {
@@ -143,12 +172,17 @@ struct HipDevice {
   std::mutex issueMutex;
   std::atomic<size_t> queued{0};
 
+  // Completions in submission order. Pushed under |completionMutex|,
+  // popped under |progress->finishMutex| too (so the front stays put while
+  // the thread holding that checks it), by the completion thread or by a
+  // waiter stepping the queue.
   std::mutex completionMutex;
   std::condition_variable completionChanged;
   std::deque<Completion> completions;
   // completions.size(), readable without the mutex (the completion thread
   // polls it for spinWaitUs before it sleeps).
   std::atomic<size_t> pendingCompletions{0};
+  std::shared_ptr<DeviceProgress> progress;
   bool issueDone = false;
   bool completionDone = false;
   std::thread completionThread;
@@ -171,7 +205,24 @@ struct HipDevice {
   void finish(Completion& completion);
   // Waits for |event| (spinWaitUs of polling, then a blocking wait).
   hipError_t waitForEvent(hipEvent_t event);
+  // Whether finishing |completion| now cannot block: its work is done (or
+  // failed) and what it waited for was signalled (or failed). Completions
+  // with collectives are left to the completion thread, which watches their
+  // communicators while it waits.
+  bool readyToFinish(const Completion& completion) const;
+  // Pops the front completion (progress->finishMutex held).
+  bool popFront(Completion* out);
+  // Finishes the front completion if it is ready (progress->finishMutex
+  // held); |bindCaller|: make the device current around it (a waiter's
+  // thread). True if it finished one.
+  bool finishFrontIfReady(bool bindCaller);
 };
+
+bool DeviceProgress::step() {
+  std::unique_lock<std::mutex> lock(finishMutex, std::try_to_lock);
+  if (!lock.owns_lock() || !device) return false;
+  return device->finishFrontIfReady(/*bindCaller=*/true);
+}
 
 HipDevice* cast(kiln_hal_device_t* device) {
   return reinterpret_cast<HipDevice*>(device);
@@ -234,7 +285,7 @@ kiln_status_t HipDevice::issue(Operation& operation, Completion* completion) {
             (unsigned long long)operation.sequence, context->ordinal);
       SubmissionTimer* timer = nullptr;
       if (operation.profile) {
-        completion->timer = std::make_unique<SubmissionTimer>(*context);
+        completion->timer = std::make_unique<SubmissionTimer>(context);
         timer = completion->timer.get();
         KILN_HIP_RETURN_IF_ERROR(timer->markSpan(stream, /*end=*/false));
       }
@@ -289,13 +340,18 @@ void HipDevice::process(std::unique_ptr<Operation> operation,
   if (!status) {
     status = issue(*operation, &completion);
     // Even a partly issued operation gets an event, so that its resources
-    // outlive the work already on the stream.
-    std::shared_ptr<Event> event;
-    kiln_status_t eventStatus = Event::create(context, &event);
-    if (!eventStatus)
-      eventStatus = context->check(
-          context->platform->eventRecord(event->get(), stream),
-          "hipEventRecord");
+    // outlive the work already on the stream. A profiled submission's span
+    // ends with the last of its work: that event serves.
+    std::shared_ptr<Event> event =
+        completion.timer ? completion.timer->spanEndEvent() : nullptr;
+    kiln_status_t eventStatus = nullptr;
+    if (!event) {
+      eventStatus = Event::create(context, &event);
+      if (!eventStatus)
+        eventStatus = context->check(
+            context->platform->eventRecord(event->get(), stream),
+            "hipEventRecord");
+    }
     if (eventStatus) {
       if (!status) status = eventStatus;
       else freeStatus(eventStatus);
@@ -317,7 +373,8 @@ void HipDevice::process(std::unique_ptr<Operation> operation,
       const SemaphoreList& signal = operation->signal;
       for (size_t i = 0; i < signal.semaphores.size(); ++i)
         if (isHipSemaphore(signal.semaphores[i]))
-          addTimepoint(signal.semaphores[i], signal.values[i], event);
+          addTimepoint(signal.semaphores[i], signal.values[i], event,
+                       progress);
     }
   }
   completion.status = status;
@@ -450,13 +507,60 @@ hipError_t HipDevice::waitForEvent(hipEvent_t event) {
   return platform.eventSynchronize(event);
 }
 
+bool HipDevice::readyToFinish(const Completion& completion) const {
+  const Operation& operation = *completion.operation;
+  if (!operation.comms.empty()) return false;
+  if (completion.event &&
+      context->platform->eventQuery(completion.event->get()) ==
+          hipErrorNotReady)
+    return false;
+  for (size_t i = 0; i < operation.wait.semaphores.size(); ++i) {
+    kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
+    uint64_t value = 0;
+    kiln_status_t status = semaphoreVTable(semaphore)->query(semaphore, &value);
+    bool pending = !status && value < operation.wait.values[i];
+    freeStatus(status);
+    if (pending) return false;
+  }
+  return true;
+}
+
+bool HipDevice::popFront(Completion* out) {
+  std::lock_guard<std::mutex> lock(completionMutex);
+  if (completions.empty()) return false;
+  *out = std::move(completions.front());
+  completions.pop_front();
+  pendingCompletions.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
+bool HipDevice::finishFrontIfReady(bool bindCaller) {
+  const Completion* front = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(completionMutex);
+    if (completions.empty()) return false;
+    front = &completions.front();  // stays put: popped only by us
+  }
+  if (!readyToFinish(*front)) return false;
+  Platform& platform = *context->platform;
+  uintptr_t callerCurrent = 0;
+  bool restore = false;
+  if (bindCaller && platform.bindForCaller(context->ordinal, &callerCurrent,
+                                           &restore) != hipSuccess)
+    return false;  // the completion thread finishes it
+  Completion completion;
+  popFront(&completion);
+  finish(completion);
+  if (restore) platform.restoreCurrent(callerCurrent);
+  return true;
+}
+
 void HipDevice::completionMain() {
   kiln_status_t bindStatus = context->bind();
   freeStatus(bindStatus);  // reported by the issue thread's own bind
   const kiln_duration_t spinNs =
       kiln_duration_t(context->options.spinWaitUs) * 1000;
   while (true) {
-    Completion completion;
     // Poll for the next submission before sleeping: the issue thread's
     // notify then costs no wake-up.
     kiln_time_t spinUntil = timeNow() + spinNs;
@@ -472,11 +576,35 @@ void HipDevice::completionMain() {
         completionChanged.notify_all();
         return;
       }
-      completion = std::move(completions.front());
-      completions.pop_front();
-      pendingCompletions.fetch_sub(1, std::memory_order_relaxed);
     }
-    finish(completion);
+    // Finish the completions as they become ready, polling for spinWaitUs
+    // (left to waiters while one steps the queue), then waiting blocked.
+    spinUntil = timeNow() + spinNs;
+    while (pendingCompletions.load(std::memory_order_acquire) != 0) {
+      if (progress->steppers.load(std::memory_order_acquire) == 0) {
+        std::unique_lock<std::mutex> lock(progress->finishMutex,
+                                          std::try_to_lock);
+        if (lock.owns_lock() && finishFrontIfReady(/*bindCaller=*/false)) {
+          spinUntil = timeNow() + spinNs;
+          continue;
+        }
+      }
+      bool frontHasComms = false;
+      {
+        std::lock_guard<std::mutex> lock(completionMutex);
+        frontHasComms = !completions.empty() &&
+                        !completions.front().operation->comms.empty();
+      }
+      if (!frontHasComms && timeNow() < spinUntil) {
+        std::this_thread::yield();
+        continue;
+      }
+      // Collectives, or long work: wait for the front blocked.
+      std::lock_guard<std::mutex> lock(progress->finishMutex);
+      Completion completion;
+      if (popFront(&completion)) finish(completion);
+      spinUntil = timeNow() + spinNs;
+    }
   }
 }
 
@@ -504,6 +632,11 @@ void destroy(kiln_hal_resource_t* resource) {
   }
   if (device->issueThread.joinable()) device->issueThread.join();
   if (device->completionThread.joinable()) device->completionThread.join();
+  {
+    // Waiters that still hold the progress find no device from now on.
+    std::lock_guard<std::mutex> lock(device->progress->finishMutex);
+    device->progress->device = nullptr;
+  }
   if (device->stream) {
     kiln_status_t status = device->context->bind();
     if (!status) device->context->platform->streamDestroy(device->stream);
@@ -701,7 +834,9 @@ kiln_status_t createDevice(kiln_hal_driver_t* driver,
   hipStream_t stream = nullptr;
   KILN_HIP_RETURN_IF_ERROR(context->check(
       context->platform->streamCreate(&stream), "hipStreamCreateWithFlags"));
-  auto* device = new (std::nothrow) HipDevice();
+  std::shared_ptr<DeviceProgress> progress(new (std::nothrow)
+                                               DeviceProgress(nullptr));
+  auto* device = progress ? new (std::nothrow) HipDevice() : nullptr;
   if (!device) {
     context->platform->streamDestroy(stream);
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
@@ -714,6 +849,8 @@ kiln_status_t createDevice(kiln_hal_driver_t* driver,
   device->stream = stream;
   device->context = context;
   initializeAllocator(context, &device->allocator);
+  progress->device = device;
+  device->progress = std::move(progress);
   device->issueThread = std::thread([device] { device->issueMain(); });
   device->completionThread = std::thread([device] { device->completionMain(); });
   *outDevice = &device->base;

@@ -149,8 +149,9 @@ class Platform {
   virtual hipError_t eventRecord(hipEvent_t event, hipStream_t stream) = 0;
   virtual hipError_t eventSynchronize(hipEvent_t event) = 0;
   virtual hipError_t eventQuery(hipEvent_t event) = 0;
-  // Events that keep timestamps (for profiling; default flags), and the
-  // milliseconds between two of them once both completed.
+  // Events that keep timestamps (for profiling; blocking sync too, as the
+  // last of a submission's also marks its completion), and the milliseconds
+  // between two of them once both completed.
   virtual hipError_t timingEventCreate(hipEvent_t* event) = 0;
   virtual hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
                                       hipEvent_t end) = 0;

@@ -14,6 +14,7 @@ namespace {
 struct Timepoint {
   uint64_t value;
   std::shared_ptr<Event> event;
+  std::weak_ptr<QueueProgress> progress;
 };
 
 struct HipSemaphore {
@@ -30,17 +31,44 @@ struct HipSemaphore {
   kiln_duration_t spinNs = 0;
 
   // Polls until the payload reaches |target|, the semaphore fails, or the
-  // spin time (bounded by |deadline|) is over. The caller then decides
-  // under the mutex.
-  void spinFor(uint64_t target, kiln_time_t deadline) {
-    if (spinNs <= 0) return;
+  // spin time (bounded by |deadline|) is over. True when the payload
+  // reached |target| with no failure (then the wait is over without the
+  // mutex, which the signalling thread may still hold); otherwise the
+  // caller decides under the mutex.
+  // While it polls, the waiter steps the queue that signals |target| (if a
+  // timepoint names one): it finishes the submission itself as soon as the
+  // device is done with it.
+  bool spinFor(uint64_t target, kiln_time_t deadline) {
+    if (spinNs <= 0) return false;
     kiln_time_t now = timeNow();
     kiln_time_t until = deadline - now < spinNs ? deadline : now + spinNs;
-    while (publishedValue.load(std::memory_order_acquire) < target &&
-           !failed.load(std::memory_order_acquire)) {
-      if (timeNow() >= until) return;
-      std::this_thread::yield();
+    std::shared_ptr<QueueProgress> progress = progressFor(target);
+    struct Stepper {
+      QueueProgress* progress;
+      explicit Stepper(QueueProgress* progress) : progress(progress) {
+        if (progress) progress->addStepper(1);
+      }
+      ~Stepper() {
+        if (progress) progress->addStepper(-1);
+      }
+    } stepper(progress.get());
+    while (true) {
+      // |failed| first: a failure is published before the payload could
+      // be read as reached after it (failures are sticky).
+      if (failed.load(std::memory_order_acquire)) return false;
+      if (publishedValue.load(std::memory_order_acquire) >= target)
+        return !failed.load(std::memory_order_acquire);
+      if (timeNow() >= until) return false;
+      if (!progress || !progress->step()) std::this_thread::yield();
     }
+  }
+
+  // The queue that finishes the first timepoint at or above |target|.
+  std::shared_ptr<QueueProgress> progressFor(uint64_t target) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Timepoint& timepoint : timepoints)
+      if (timepoint.value >= target) return timepoint.progress.lock();
+    return nullptr;
   }
 
   void dropReachedTimepoints() {
@@ -124,7 +152,7 @@ void fail(kiln_hal_semaphore_t* base, kiln_status_t status) {
 kiln_status_t wait(kiln_hal_semaphore_t* base, uint64_t value,
                    kiln_time_t deadline) {
   HipSemaphore* semaphore = cast(base);
-  semaphore->spinFor(value, deadline);
+  if (semaphore->spinFor(value, deadline)) return nullptr;
   std::unique_lock<std::mutex> lock(semaphore->mutex);
   while (true) {
     if (semaphore->failure) return cloneStatus(semaphore->failure);
@@ -186,7 +214,8 @@ kiln_status_t acquireTimepoint(kiln_hal_semaphore_t* base, uint64_t value,
 }
 
 void addTimepoint(kiln_hal_semaphore_t* base, uint64_t value,
-                  std::shared_ptr<Event> event) {
+                  std::shared_ptr<Event> event,
+                  std::weak_ptr<QueueProgress> progress) {
   HipSemaphore* semaphore = cast(base);
   {
     std::lock_guard<std::mutex> lock(semaphore->mutex);
@@ -194,7 +223,8 @@ void addTimepoint(kiln_hal_semaphore_t* base, uint64_t value,
     auto position = semaphore->timepoints.begin();
     while (position != semaphore->timepoints.end() && position->value < value)
       ++position;
-    semaphore->timepoints.insert(position, Timepoint{value, std::move(event)});
+    semaphore->timepoints.insert(
+        position, Timepoint{value, std::move(event), std::move(progress)});
   }
   semaphore->changed.notify_all();
 }

@@ -8,6 +8,12 @@
 // waits for such a value makes its stream wait on the event (no host round
 // trip); timepoints are dropped once the host payload passes them.
 //
+// A timepoint also names the queue whose completion signals it, so that a
+// host thread waiting for its value can finish that queue's completed
+// submissions itself (QueueProgress) instead of waiting for the queue's
+// completion thread to notice them: a synchronous call then completes on
+// one thread, with no hand-off between threads on its critical path.
+//
 // Waits from other drivers' queues go through the vtable (host waits) and
 // work as usual. Thread-safe.
 #ifndef KILN_DRIVERS_HIP_HIP_SEMAPHORE_H_
@@ -19,6 +25,20 @@
 #include "kiln/hal/driver_abi.h"
 
 namespace kiln::hip {
+
+// The completions of one device queue, which a waiting thread may advance.
+class QueueProgress {
+ public:
+  virtual ~QueueProgress() = default;
+  // Finishes the queue's oldest unfinished submission (signals included) on
+  // the calling thread if its device work is done, nothing it waits for is
+  // pending and no other thread is finishing one; true if it did. Never
+  // blocks.
+  virtual bool step() = 0;
+  // Counts the threads stepping the queue while they wait (the completion
+  // thread leaves the polling to them meanwhile).
+  virtual void addStepper(int delta) = 0;
+};
 
 // A host thread waiting on the semaphore first polls its payload for up to
 // |spinNs| (the device's spin_wait_us option) before it sleeps: a waiter
@@ -38,9 +58,11 @@ kiln_status_t acquireTimepoint(kiln_hal_semaphore_t* semaphore, uint64_t value,
                                kiln_time_t deadline,
                                std::shared_ptr<Event>* outEvent);
 
-// Records that |event| completes the work that signals |value|.
+// Records that |event| completes the work that signals |value|, and that
+// |progress| (may be empty) finishes that work on the host.
 void addTimepoint(kiln_hal_semaphore_t* semaphore, uint64_t value,
-                  std::shared_ptr<Event> event);
+                  std::shared_ptr<Event> event,
+                  std::weak_ptr<QueueProgress> progress);
 
 }  // namespace kiln::hip
 

@@ -222,7 +222,7 @@ class AmdPlatform final : public Platform {
     return api.hipEventQuery(event);
   }
   hipError_t timingEventCreate(hipEvent_t* event) override {
-    return api.hipEventCreateWithFlags(event, 0);
+    return api.hipEventCreateWithFlags(event, kHipEventBlockingSync);
   }
   hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
                               hipEvent_t end) override {

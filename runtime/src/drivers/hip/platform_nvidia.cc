@@ -306,7 +306,7 @@ class NvidiaPlatform final : public Platform {
     return api.cuEventQuery(event);
   }
   hipError_t timingEventCreate(hipEvent_t* event) override {
-    return api.cuEventCreate(event, 0);
+    return api.cuEventCreate(event, kCuEventBlockingSync);
   }
   hipError_t eventElapsedTime(float* milliseconds, hipEvent_t start,
                               hipEvent_t end) override {
