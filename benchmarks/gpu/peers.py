@@ -167,8 +167,7 @@ def time_torch(fn, args, budget_s, max_iterations):
     sync = lambda _: torch.cuda.synchronize()
     first = _host_s(fn, args, sync)
     n = iterations_for(_host_s(fn, args, sync), budget_s / 2, max_iterations)
-    for _ in range(min(3, n)):
-        fn(*args)
+    W.warm_up(lambda: sync(fn(*args)))
     torch.cuda.synchronize()
     host = [_host_s(fn, args, sync) for _ in range(n)]
     start = torch.cuda.Event(enable_timing=True)
@@ -201,8 +200,7 @@ def time_jax(fn, args, budget_s, max_iterations):
     sync = lambda out: out.block_until_ready()
     first = _host_s(fn, args, sync)
     n = iterations_for(_host_s(fn, args, sync), budget_s, max_iterations)
-    for _ in range(min(3, n)):
-        sync(fn(*args))
+    W.warm_up(lambda: sync(fn(*args)))
     host = [_host_s(fn, args, sync) for _ in range(n)]
     return {"call_ms": statistics.median(host) * 1e3, "device_ms": None,
             "iterations": n, "first_call_s": first}

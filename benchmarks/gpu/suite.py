@@ -388,7 +388,9 @@ def run_kiln(pack, w, paths, mode, state, budget, device, out_path, kiln):
         kiln["probe_ms"] = probe_ms
         call_bound_s = probe_ms * 1e-3
     warmup, iterations, profiled = kiln_plan(call_bound_s, mode["kiln_budget_s"], defaults)
-    extra = [f"--warmup={warmup}", f"--iterations={iterations}",
+    # Warm up for W.WARMUP_S too, as the peers do (workloads.warm_up).
+    extra = [f"--warmup={warmup}", f"--warmup-ms={W.WARMUP_S * 1e3:.0f}",
+             f"--iterations={iterations}",
              f"--profile={profiled}", "--json"]
     if w["flops"] and w["bound"] == "compute":
         extra.append(f"--flops={w['flops']:.6g}")

@@ -21,6 +21,7 @@ A workload is a dict, stored as such in the pack's manifest.json:
 
 import math
 import re
+import time
 
 import numpy as np
 
@@ -36,6 +37,21 @@ CHAIN_LAYERS = 50
 # kiln-run reads and writes bf16 as the 2-byte void type (runtime/src/
 # tooling/npy.cc accepts '<V2' and '|V2'); here a bf16 array is held as its
 # uint16 bit patterns.
+
+# Seconds of untimed calls before timing, for Kiln (kiln-benchmark
+# --warmup-ms) and the peers (warm_up) alike: the GPU's clocks ramp up
+# after idling, and short calls were measured up to 2.4x slower over their
+# first few milliseconds.
+WARMUP_S = 0.02
+
+
+def warm_up(call):
+    """Calls call() untimed for WARMUP_S, at least 3 times."""
+    start, calls = time.perf_counter(), 0
+    while calls < 3 or time.perf_counter() - start < WARMUP_S:
+        call()
+        calls += 1
+
 
 def f32_to_bf16_bits(x):
     """Round-to-nearest-even f32 -> bf16 bit patterns (uint16)."""

@@ -43,6 +43,8 @@ const char kUsage[] =
     "                     SHAPExTYPE=VALUES, a splat (4xf32=1.5), a scalar\n"
     "                     (f32=2) or @file.npy\n"
     "  --warmup=N         untimed calls first (default: 3)\n"
+    "  --warmup-ms=T      and keep warming up until T ms have passed (GPU\n"
+    "                     clocks ramp up after idling; default 0)\n"
     "  --iterations=N     timed calls (default: 20)\n"
     "  --flops=X          floating-point operations of one call; adds GFLOP/s\n"
     "                     (computed from the median)\n"
@@ -95,6 +97,7 @@ struct Options {
   std::vector<std::string> plugins;
   std::vector<std::string> inputs;
   long warmup = 3;
+  long warmup_ms = 0;
   long iterations = 20;
   double flops = 0;
   long profile_iterations = 0;  // 0: no profile
@@ -120,6 +123,11 @@ int ParseOptions(int argc, char** argv, Options* options) {
       options->plugins.push_back(value);
     } else if (value_of("--input", &value)) {
       options->inputs.push_back(value);
+    } else if (value_of("--warmup-ms", &value)) {
+      if (!ParseCount(value, &options->warmup_ms)) {
+        return Fail("invalid --warmup-ms '" + value +
+                    "' (expected a non-negative number of milliseconds)");
+      }
     } else if (value_of("--warmup", &value)) {
       if (!ParseCount(value, &options->warmup)) {
         return Fail("invalid --warmup '" + value +
@@ -366,11 +374,18 @@ int Main(int argc, char** argv) {
 
   std::vector<kiln_buffer_view_t*> outputs(
       kiln_function_output_count(function));
-  for (long i = 0; i < options.warmup; ++i) {
+  // --warmup calls, then more until --warmup-ms passed; the JSON's
+  // "warmup" counts them all.
+  const auto warmup_start = std::chrono::steady_clock::now();
+  long warmed = 0;
+  while (warmed < options.warmup ||
+         std::chrono::steady_clock::now() - warmup_start <
+             std::chrono::milliseconds(options.warmup_ms)) {
     status = CallOnce(function, session, outputs);
     if (!kiln_status_is_ok(status)) {
       return FailStatus(status, "warmup call of '" + name + "'");
     }
+    ++warmed;
   }
   std::vector<double> ms;
   ms.reserve(options.iterations);
@@ -407,7 +422,7 @@ int Main(int argc, char** argv) {
                 "\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}",
                 JsonString(name).c_str(),
                 JsonString(kiln_device_uri(session.device)).c_str(),
-                options.warmup, options.iterations, mean, median, min, max);
+                warmed, options.iterations, mean, median, min, max);
     if (options.flops > 0) std::printf(",\n \"gflops\": %.4f", gflops);
     if (options.profile_iterations > 0) {
       std::printf(",\n \"profile\": {\"iterations\": %ld, \"call_ms\": %.6f, "

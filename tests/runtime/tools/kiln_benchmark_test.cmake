@@ -50,7 +50,23 @@ else()
   endif()
 endif()
 
+# --warmup-ms keeps warming up past --warmup=1 for 30 ms; "warmup" in the
+# JSON counts every warmup call.
+execute_process(COMMAND ${B} --warmup-ms=30 --json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(SEND_ERROR "[warmup_ms] exit code ${rc}: ${err}")
+else()
+  string(JSON warmed GET "${json}" warmup)
+  if(NOT warmed GREATER 1)
+    message(SEND_ERROR "[warmup_ms] expected more than 1 warmup call in:\n${json}")
+  else()
+    message(STATUS "[warmup_ms] ok (${warmed} calls)")
+  endif()
+endif()
+
 # Errors: "error:" and a non-zero exit.
+expect(bad_warmup_ms 1 "error: invalid --warmup-ms 'x'" ${B} --warmup-ms=x)
 expect(bad_profile 1 "error: invalid --profile '0'" ${B} --profile=0)
 expect(bad_profile_text 1 "error: invalid --profile 'x'" ${B} --profile=x)
 expect(no_module 1 "error: no module given" ${KILN_BENCHMARK} --profile)

@@ -202,14 +202,19 @@ struct HipDevice {
   }
   kiln_status_t resolveWaits(const Operation& operation);
   kiln_status_t issue(Operation& operation, Completion* completion);
-  void finish(Completion& completion);
+  // Waits for |completion|'s work and signals its semaphores; |eventResult|
+  // (if set): what querying its event returned once it was done.
+  void finish(Completion& completion,
+              const hipError_t* eventResult = nullptr);
   // Waits for |event| (spinWaitUs of polling, then a blocking wait).
   hipError_t waitForEvent(hipEvent_t event);
   // Whether finishing |completion| now cannot block: its work is done (or
   // failed) and what it waited for was signalled (or failed). Completions
   // with collectives are left to the completion thread, which watches their
   // communicators while it waits.
-  bool readyToFinish(const Completion& completion) const;
+  // |eventResult|: what querying its event returned (hipSuccess if none).
+  bool readyToFinish(const Completion& completion,
+                     hipError_t* eventResult) const;
   // Pops the front completion (progress->finishMutex held).
   bool popFront(Completion* out);
   // Finishes the front completion if it is ready (progress->finishMutex
@@ -427,7 +432,7 @@ bool HipDevice::tryIssueInline(std::unique_ptr<Operation>& operation) {
   return true;
 }
 
-void HipDevice::finish(Completion& completion) {
+void HipDevice::finish(Completion& completion, const hipError_t* eventResult) {
   const DeviceContext& ctx = *context;
   kiln_status_t status = completion.status;
   completion.status = nullptr;
@@ -447,7 +452,8 @@ void HipDevice::finish(Completion& completion) {
     completion.event.reset();
     completion.notification.reset();
   } else if (completion.event) {
-    hipError_t error = waitForEvent(completion.event->get());
+    hipError_t error =
+        eventResult ? *eventResult : waitForEvent(completion.event->get());
     if (error != hipSuccess && !status)
       status = annotate(ctx.check(error, "hipEventSynchronize",
                                   KILN_STATUS_ABORTED),
@@ -507,13 +513,14 @@ hipError_t HipDevice::waitForEvent(hipEvent_t event) {
   return platform.eventSynchronize(event);
 }
 
-bool HipDevice::readyToFinish(const Completion& completion) const {
+bool HipDevice::readyToFinish(const Completion& completion,
+                              hipError_t* eventResult) const {
   const Operation& operation = *completion.operation;
   if (!operation.comms.empty()) return false;
-  if (completion.event &&
-      context->platform->eventQuery(completion.event->get()) ==
-          hipErrorNotReady)
-    return false;
+  *eventResult = completion.event
+                     ? context->platform->eventQuery(completion.event->get())
+                     : hipSuccess;
+  if (*eventResult == hipErrorNotReady) return false;
   for (size_t i = 0; i < operation.wait.semaphores.size(); ++i) {
     kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
     uint64_t value = 0;
@@ -541,7 +548,8 @@ bool HipDevice::finishFrontIfReady(bool bindCaller) {
     if (completions.empty()) return false;
     front = &completions.front();  // stays put: popped only by us
   }
-  if (!readyToFinish(*front)) return false;
+  hipError_t eventResult = hipSuccess;
+  if (!readyToFinish(*front, &eventResult)) return false;
   Platform& platform = *context->platform;
   uintptr_t callerCurrent = 0;
   bool restore = false;
@@ -550,7 +558,7 @@ bool HipDevice::finishFrontIfReady(bool bindCaller) {
     return false;  // the completion thread finishes it
   Completion completion;
   popFront(&completion);
-  finish(completion);
+  finish(completion, &eventResult);
   if (restore) platform.restoreCurrent(callerCurrent);
   return true;
 }
