@@ -66,11 +66,15 @@ const char kUsage[] =
     "calls for latency.\n"
     "\n"
     "JSON (--json): {\"function\", \"device\", \"warmup\", \"iterations\",\n"
-    "\"latency_ms\": {\"mean\", \"median\", \"min\", \"max\"}, \"gflops\" (with\n"
+    "\"latency_ms\": {\"mean\", \"median\", \"min\", \"max\"}, \"gflops\" "
+    "(with\n"
     "--flops), \"profile\" (with --profile): {\"iterations\", \"call_ms\",\n"
-    "\"device_ms\", \"kernels_ms\", \"commands\": [{\"index\", \"kind\", \"name\",\n"
-    "\"device_ms\"}], \"timed\": {\"call_ms\", \"device_ms\", \"overhead_us\":\n"
-    "{\"median\", \"max\"}}}} (medians over the profiled calls; \"timed\": the\n"
+    "\"device_ms\", \"kernels_ms\", \"commands\": [{\"index\", \"kind\", "
+    "\"name\",\n"
+    "\"device_ms\"}], \"timed\": {\"call_ms\", \"device_ms\", "
+    "\"overhead_us\":\n"
+    "{\"median\", \"max\"}}}} (medians over the profiled calls; \"timed\": "
+    "the\n"
     "calls issued as usual, per-call host minus device time).\n";
 
 int Fail(const std::string& message) {
@@ -421,8 +425,8 @@ int Main(int argc, char** argv) {
                 "\"iterations\": %ld,\n \"latency_ms\": {\"mean\": %.6f, "
                 "\"median\": %.6f, \"min\": %.6f, \"max\": %.6f}",
                 JsonString(name).c_str(),
-                JsonString(kiln_device_uri(session.device)).c_str(),
-                warmed, options.iterations, mean, median, min, max);
+                JsonString(kiln_device_uri(session.device)).c_str(), warmed,
+                options.iterations, mean, median, min, max);
     if (options.flops > 0) std::printf(",\n \"gflops\": %.4f", gflops);
     if (options.profile_iterations > 0) {
       std::printf(",\n \"profile\": {\"iterations\": %ld, \"call_ms\": %.6f, "

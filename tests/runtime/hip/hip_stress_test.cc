@@ -188,16 +188,17 @@ TEST_F(HipStressTest, ConcurrentChainsFromManyThreads) {
 // fail it), and every waiter must return.
 TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
   start();
-  if (IsSkipped() || HasFatalFailure()) return;
+  if (IsSkipped() || HasFatalFailure())
+    return;
   constexpr int kCalls = 300, kWaiters = 8;
   constexpr uint32_t n = 1000;
-  kiln_hal_command_buffer_t* cb = recordAdd(n);
-  kiln_hal_buffer_t* acc = allocate(n * 4);
-  kiln_hal_buffer_t* inc = allocate(n * 4);
+  kiln_hal_command_buffer_t *cb = recordAdd(n);
+  kiln_hal_buffer_t *acc = allocate(n * 4);
+  kiln_hal_buffer_t *inc = allocate(n * 4);
   std::vector<float> zeros(n, 0.0f), ones(n, 1.0f);
   ASSERT_OK(kiln_hal_buffer_write(acc, 0, zeros.data(), n * 4));
   ASSERT_OK(kiln_hal_buffer_write(inc, 0, ones.data(), n * 4));
-  kiln_hal_semaphore_t* timeline = semaphore();
+  kiln_hal_semaphore_t *timeline = semaphore();
   kiln_hal_binding_t table[3] = {{acc, 0, KILN_HAL_WHOLE_BUFFER},
                                  {inc, 0, KILN_HAL_WHOLE_BUFFER},
                                  {acc, 0, KILN_HAL_WHOLE_BUFFER}};
@@ -210,7 +211,8 @@ TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
       // Each waiter starts once its first value is submitted, then waits
       // for every kWaiters-th value, from the latest backwards and then
       // forwards, so that waits for far and near values overlap.
-      while (submitted.load() < t + 1) std::this_thread::yield();
+      while (submitted.load() < t + 1)
+        std::this_thread::yield();
       for (int pass = 0; pass < 2; ++pass) {
         for (int i = 0; i < kCalls / kWaiters; ++i) {
           int k = pass == 0 ? kCalls / kWaiters - 1 - i : i;
@@ -236,7 +238,8 @@ TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
                                             &bindingTable));
     submitted.store(call + 1);
   }
-  for (std::thread& waiter : waiters) waiter.join();
+  for (std::thread &waiter : waiters)
+    waiter.join();
   EXPECT_EQ(errors.load(), 0);
   ASSERT_OK(kiln_hal_semaphore_wait(timeline, kCalls, kTimeout));
   uint64_t reached = 0;
@@ -244,7 +247,8 @@ TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
   EXPECT_EQ(reached, uint64_t(kCalls));
   std::vector<float> result(n);
   ASSERT_OK(kiln_hal_buffer_read(acc, 0, result.data(), n * 4));
-  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(result[i], float(kCalls));
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_EQ(result[i], float(kCalls));
   kiln_hal_semaphore_release(timeline);
   kiln_hal_buffer_release(acc);
   kiln_hal_buffer_release(inc);
@@ -256,17 +260,18 @@ TEST_F(HipStressTest, WaitersFinishSubmissionsInOrder) {
 // submission's completion, and the timing events are reused across calls.
 TEST_F(HipStressTest, SpanProfiledCallsFromManyThreads) {
   start();
-  if (IsSkipped() || HasFatalFailure()) return;
+  if (IsSkipped() || HasFatalFailure())
+    return;
   constexpr int kThreads = 4, kCalls = 50;
   constexpr uint32_t n = 4096;
-  kiln_hal_command_buffer_t* cb = recordAdd(n);
+  kiln_hal_command_buffer_t *cb = recordAdd(n);
   std::vector<std::thread> threads;
   std::atomic<int> errors{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      kiln_hal_buffer_t* a = allocate(n * 4);
-      kiln_hal_buffer_t* out = allocate(n * 4);
-      kiln_hal_semaphore_t* done = semaphore();
+      kiln_hal_buffer_t *a = allocate(n * 4);
+      kiln_hal_buffer_t *out = allocate(n * 4);
+      kiln_hal_semaphore_t *done = semaphore();
       std::vector<float> av(n, float(t) + 0.5f), result(n);
       kiln_status_t status = kiln_hal_buffer_write(a, 0, av.data(), n * 4);
       for (int call = 0; call < kCalls && !status; ++call) {
@@ -282,7 +287,8 @@ TEST_F(HipStressTest, SpanProfiledCallsFromManyThreads) {
         status = kiln_hal_device_queue_execute_profiled(
             device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &cb,
             &bindingTable, &profile);
-        if (!status) status = kiln_hal_semaphore_wait(done, value, kTimeout);
+        if (!status)
+          status = kiln_hal_semaphore_wait(done, value, kTimeout);
         if (!status && profile.span_ns == 0) {
           ++errors;
           ADD_FAILURE() << "thread " << t << " call " << call
@@ -305,7 +311,8 @@ TEST_F(HipStressTest, SpanProfiledCallsFromManyThreads) {
       kiln_hal_buffer_release(out);
     });
   }
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread &thread : threads)
+    thread.join();
   EXPECT_EQ(errors.load(), 0);
   kiln_hal_command_buffer_release(cb);
 }

@@ -74,14 +74,16 @@ struct DeviceContext {
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
   ~DeviceContext() {
-    if ((freeEvents.empty() && freeTimingEvents.empty()) || !platform) return;
+    if ((freeEvents.empty() && freeTimingEvents.empty()) || !platform)
+      return;
     if (platform->setDevice(ordinal) != hipSuccess) return;
     for (hipEvent_t event : freeEvents) platform->eventDestroy(event);
-    for (hipEvent_t event : freeTimingEvents) platform->eventDestroy(event);
+    for (hipEvent_t event : freeTimingEvents)
+      platform->eventDestroy(event);
   }
 
   // The free events of one kind (eventMutex held).
-  std::vector<hipEvent_t>& freeList(bool timing) const {
+  std::vector<hipEvent_t> &freeList(bool timing) const {
     return timing ? freeTimingEvents : freeEvents;
   }
 
@@ -109,32 +111,32 @@ struct DeviceContext {
 // is safe.
 class Event {
  public:
-  static kiln_status_t create(std::shared_ptr<const DeviceContext> context,
-                              std::shared_ptr<Event>* out,
-                              bool timing = false) {
-    hipEvent_t handle = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(context->eventMutex);
-      std::vector<hipEvent_t>& free = context->freeList(timing);
-      if (!free.empty()) {
-        handle = free.back();
-        free.pop_back();
-      }
-    }
-    if (!handle) {
-      Platform& platform = *context->platform;
-      KILN_HIP_RETURN_IF_ERROR(context->check(
-          timing ? platform.timingEventCreate(&handle)
-                 : platform.eventCreate(&handle),
-          "hipEventCreateWithFlags"));
-    }
-    out->reset(new Event(std::move(context), handle, timing));
-    return nullptr;
-  }
+   static kiln_status_t create(std::shared_ptr<const DeviceContext> context,
+                               std::shared_ptr<Event> *out,
+                               bool timing = false) {
+     hipEvent_t handle = nullptr;
+     {
+       std::lock_guard<std::mutex> lock(context->eventMutex);
+       std::vector<hipEvent_t> &free = context->freeList(timing);
+       if (!free.empty()) {
+         handle = free.back();
+         free.pop_back();
+       }
+     }
+     if (!handle) {
+       Platform &platform = *context->platform;
+       KILN_HIP_RETURN_IF_ERROR(
+           context->check(timing ? platform.timingEventCreate(&handle)
+                                 : platform.eventCreate(&handle),
+                          "hipEventCreateWithFlags"));
+     }
+     out->reset(new Event(std::move(context), handle, timing));
+     return nullptr;
+   }
   ~Event() {
     {
       std::lock_guard<std::mutex> lock(context->eventMutex);
-      std::vector<hipEvent_t>& free = context->freeList(timing);
+      std::vector<hipEvent_t> &free = context->freeList(timing);
       if (free.size() < kMaxFreeEvents) {
         free.push_back(handle);
         return;

@@ -48,14 +48,14 @@ struct Operation : drivers::QueueOperation {
 // submission completed, then given back.
 class SubmissionTimer final : public CommandTimer {
  public:
-  explicit SubmissionTimer(std::shared_ptr<const DeviceContext> context)
-      : context(std::move(context)) {}
+   explicit SubmissionTimer(std::shared_ptr<const DeviceContext> context)
+       : context(std::move(context)) {}
 
-  // Command buffer |index| of the submission is issued next.
-  void setCommandBuffer(uint32_t index) { commandBuffer = index; }
+   // Command buffer |index| of the submission is issued next.
+   void setCommandBuffer(uint32_t index) { commandBuffer = index; }
 
-  kiln_status_t markSpan(hipStream_t stream, bool end) {
-    return record(stream, end ? &spanEnd : &spanStart);
+   kiln_status_t markSpan(hipStream_t stream, bool end) {
+     return record(stream, end ? &spanEnd : &spanStart);
   }
 
   // The event that ends the span once markSpan(end) recorded it: it also
@@ -72,20 +72,20 @@ class SubmissionTimer final : public CommandTimer {
 
   // Writes the times into |profile| (the submission completed).
   kiln_status_t collect(kiln_hal_execution_profile_t* profile) {
-    const DeviceContext& ctx = *context;
+    const DeviceContext &ctx = *context;
     for (const Timed& timed : commands) {
       float ms = 0;
-      KILN_HIP_RETURN_IF_ERROR(ctx.check(
-          ctx.platform->eventElapsedTime(&ms, timed.start, timed.end),
-          "hipEventElapsedTime"));
+      KILN_HIP_RETURN_IF_ERROR(
+          ctx.check(ctx.platform->eventElapsedTime(&ms, timed.start, timed.end),
+                    "hipEventElapsedTime"));
       drivers::appendTiming(profile, timed.commandBuffer, timed.command,
                             timed.kind, uint64_t(double(ms) * 1e6));
     }
     if (spanStart && spanEnd) {
       float ms = 0;
-      KILN_HIP_RETURN_IF_ERROR(ctx.check(
-          ctx.platform->eventElapsedTime(&ms, spanStart, spanEnd),
-          "hipEventElapsedTime"));
+      KILN_HIP_RETURN_IF_ERROR(
+          ctx.check(ctx.platform->eventElapsedTime(&ms, spanStart, spanEnd),
+                    "hipEventElapsedTime"));
       profile->span_ns = uint64_t(double(ms) * 1e6);
     }
     return nullptr;
@@ -107,12 +107,12 @@ class SubmissionTimer final : public CommandTimer {
     KILN_HIP_RETURN_IF_ERROR(
         context->check(context->platform->eventRecord(event->get(), stream),
                        "hipEventRecord (timing)"));
-    *out = event->get();  // only once recorded: spanEndEvent relies on it
+    *out = event->get(); // only once recorded: spanEndEvent relies on it
     return nullptr;
   }
 
   std::shared_ptr<const DeviceContext> context;
-  std::vector<std::shared_ptr<Event>> events;  // every event recorded
+  std::vector<std::shared_ptr<Event>> events; // every event recorded
   uint32_t commandBuffer = 0;
   std::vector<Timed> commands;
   hipEvent_t spanStart = nullptr;
@@ -140,8 +140,8 @@ struct HipDevice;
 // device is reached only under |finishMutex| and cleared once its queue
 // threads ended.
 class DeviceProgress final : public QueueProgress {
- public:
-  explicit DeviceProgress(HipDevice* device) : device(device) {}
+public:
+  explicit DeviceProgress(HipDevice *device) : device(device) {}
   bool step() override;
   void addStepper(int delta) override {
     steppers.fetch_add(delta, std::memory_order_acq_rel);
@@ -150,7 +150,7 @@ class DeviceProgress final : public QueueProgress {
   // Held while a completion is finished, so that completions finish one at
   // a time and in submission order, whichever thread finishes them.
   std::mutex finishMutex;
-  HipDevice* device;  // guarded by finishMutex; null once destroyed
+  HipDevice *device; // guarded by finishMutex; null once destroyed
   std::atomic<int> steppers{0};
 };
 
@@ -204,8 +204,7 @@ struct HipDevice {
   kiln_status_t issue(Operation& operation, Completion* completion);
   // Waits for |completion|'s work and signals its semaphores; |eventResult|
   // (if set): what querying its event returned once it was done.
-  void finish(Completion& completion,
-              const hipError_t* eventResult = nullptr);
+  void finish(Completion &completion, const hipError_t *eventResult = nullptr);
   // Waits for |event| (spinWaitUs of polling, then a blocking wait).
   hipError_t waitForEvent(hipEvent_t event);
   // Whether finishing |completion| now cannot block: its work is done (or
@@ -213,10 +212,10 @@ struct HipDevice {
   // with collectives are left to the completion thread, which watches their
   // communicators while it waits.
   // |eventResult|: what querying its event returned (hipSuccess if none).
-  bool readyToFinish(const Completion& completion,
-                     hipError_t* eventResult) const;
+  bool readyToFinish(const Completion &completion,
+                     hipError_t *eventResult) const;
   // Pops the front completion (progress->finishMutex held).
-  bool popFront(Completion* out);
+  bool popFront(Completion *out);
   // Finishes the front completion if it is ready (progress->finishMutex
   // held); |bindCaller|: make the device current around it (a waiter's
   // thread). True if it finished one.
@@ -225,7 +224,8 @@ struct HipDevice {
 
 bool DeviceProgress::step() {
   std::unique_lock<std::mutex> lock(finishMutex, std::try_to_lock);
-  if (!lock.owns_lock() || !device) return false;
+  if (!lock.owns_lock() || !device)
+    return false;
   return device->finishFrontIfReady(/*bindCaller=*/true);
 }
 
@@ -353,9 +353,9 @@ void HipDevice::process(std::unique_ptr<Operation> operation,
     if (!event) {
       eventStatus = Event::create(context, &event);
       if (!eventStatus)
-        eventStatus = context->check(
-            context->platform->eventRecord(event->get(), stream),
-            "hipEventRecord");
+        eventStatus =
+            context->check(context->platform->eventRecord(event->get(), stream),
+                           "hipEventRecord");
     }
     if (eventStatus) {
       if (!status) status = eventStatus;
@@ -378,8 +378,7 @@ void HipDevice::process(std::unique_ptr<Operation> operation,
       const SemaphoreList& signal = operation->signal;
       for (size_t i = 0; i < signal.semaphores.size(); ++i)
         if (isHipSemaphore(signal.semaphores[i]))
-          addTimepoint(signal.semaphores[i], signal.values[i], event,
-                       progress);
+          addTimepoint(signal.semaphores[i], signal.values[i], event, progress);
     }
   }
   completion.status = status;
@@ -432,7 +431,7 @@ bool HipDevice::tryIssueInline(std::unique_ptr<Operation>& operation) {
   return true;
 }
 
-void HipDevice::finish(Completion& completion, const hipError_t* eventResult) {
+void HipDevice::finish(Completion &completion, const hipError_t *eventResult) {
   const DeviceContext& ctx = *context;
   kiln_status_t status = completion.status;
   completion.status = nullptr;
@@ -513,28 +512,32 @@ hipError_t HipDevice::waitForEvent(hipEvent_t event) {
   return platform.eventSynchronize(event);
 }
 
-bool HipDevice::readyToFinish(const Completion& completion,
-                              hipError_t* eventResult) const {
-  const Operation& operation = *completion.operation;
-  if (!operation.comms.empty()) return false;
+bool HipDevice::readyToFinish(const Completion &completion,
+                              hipError_t *eventResult) const {
+  const Operation &operation = *completion.operation;
+  if (!operation.comms.empty())
+    return false;
   *eventResult = completion.event
                      ? context->platform->eventQuery(completion.event->get())
                      : hipSuccess;
-  if (*eventResult == hipErrorNotReady) return false;
+  if (*eventResult == hipErrorNotReady)
+    return false;
   for (size_t i = 0; i < operation.wait.semaphores.size(); ++i) {
-    kiln_hal_semaphore_t* semaphore = operation.wait.semaphores[i];
+    kiln_hal_semaphore_t *semaphore = operation.wait.semaphores[i];
     uint64_t value = 0;
     kiln_status_t status = semaphoreVTable(semaphore)->query(semaphore, &value);
     bool pending = !status && value < operation.wait.values[i];
     freeStatus(status);
-    if (pending) return false;
+    if (pending)
+      return false;
   }
   return true;
 }
 
-bool HipDevice::popFront(Completion* out) {
+bool HipDevice::popFront(Completion *out) {
   std::lock_guard<std::mutex> lock(completionMutex);
-  if (completions.empty()) return false;
+  if (completions.empty())
+    return false;
   *out = std::move(completions.front());
   completions.pop_front();
   pendingCompletions.fetch_sub(1, std::memory_order_release);
@@ -542,24 +545,27 @@ bool HipDevice::popFront(Completion* out) {
 }
 
 bool HipDevice::finishFrontIfReady(bool bindCaller) {
-  const Completion* front = nullptr;
+  const Completion *front = nullptr;
   {
     std::lock_guard<std::mutex> lock(completionMutex);
-    if (completions.empty()) return false;
-    front = &completions.front();  // stays put: popped only by us
+    if (completions.empty())
+      return false;
+    front = &completions.front(); // stays put: popped only by us
   }
   hipError_t eventResult = hipSuccess;
-  if (!readyToFinish(*front, &eventResult)) return false;
-  Platform& platform = *context->platform;
+  if (!readyToFinish(*front, &eventResult))
+    return false;
+  Platform &platform = *context->platform;
   uintptr_t callerCurrent = 0;
   bool restore = false;
   if (bindCaller && platform.bindForCaller(context->ordinal, &callerCurrent,
                                            &restore) != hipSuccess)
-    return false;  // the completion thread finishes it
+    return false; // the completion thread finishes it
   Completion completion;
   popFront(&completion);
   finish(completion, &eventResult);
-  if (restore) platform.restoreCurrent(callerCurrent);
+  if (restore)
+    platform.restoreCurrent(callerCurrent);
   return true;
 }
 
@@ -610,7 +616,8 @@ void HipDevice::completionMain() {
       // Collectives, or long work: wait for the front blocked.
       std::lock_guard<std::mutex> lock(progress->finishMutex);
       Completion completion;
-      if (popFront(&completion)) finish(completion);
+      if (popFront(&completion))
+        finish(completion);
       spinUntil = timeNow() + spinNs;
     }
   }
@@ -844,7 +851,7 @@ kiln_status_t createDevice(kiln_hal_driver_t* driver,
       context->platform->streamCreate(&stream), "hipStreamCreateWithFlags"));
   std::shared_ptr<DeviceProgress> progress(new (std::nothrow)
                                                DeviceProgress(nullptr));
-  auto* device = progress ? new (std::nothrow) HipDevice() : nullptr;
+  auto *device = progress ? new (std::nothrow) HipDevice() : nullptr;
   if (!device) {
     context->platform->streamDestroy(stream);
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,

@@ -39,35 +39,42 @@ struct HipSemaphore {
   // timepoint names one): it finishes the submission itself as soon as the
   // device is done with it.
   bool spinFor(uint64_t target, kiln_time_t deadline) {
-    if (spinNs <= 0) return false;
+    if (spinNs <= 0)
+      return false;
     kiln_time_t now = timeNow();
     kiln_time_t until = deadline - now < spinNs ? deadline : now + spinNs;
     std::shared_ptr<QueueProgress> progress = progressFor(target);
     struct Stepper {
-      QueueProgress* progress;
-      explicit Stepper(QueueProgress* progress) : progress(progress) {
-        if (progress) progress->addStepper(1);
+      QueueProgress *progress;
+      explicit Stepper(QueueProgress *progress) : progress(progress) {
+        if (progress)
+          progress->addStepper(1);
       }
       ~Stepper() {
-        if (progress) progress->addStepper(-1);
+        if (progress)
+          progress->addStepper(-1);
       }
     } stepper(progress.get());
     while (true) {
       // |failed| first: a failure is published before the payload could
       // be read as reached after it (failures are sticky).
-      if (failed.load(std::memory_order_acquire)) return false;
+      if (failed.load(std::memory_order_acquire))
+        return false;
       if (publishedValue.load(std::memory_order_acquire) >= target)
         return !failed.load(std::memory_order_acquire);
-      if (timeNow() >= until) return false;
-      if (!progress || !progress->step()) std::this_thread::yield();
+      if (timeNow() >= until)
+        return false;
+      if (!progress || !progress->step())
+        std::this_thread::yield();
     }
   }
 
   // The queue that finishes the first timepoint at or above |target|.
   std::shared_ptr<QueueProgress> progressFor(uint64_t target) {
     std::lock_guard<std::mutex> lock(mutex);
-    for (const Timepoint& timepoint : timepoints)
-      if (timepoint.value >= target) return timepoint.progress.lock();
+    for (const Timepoint &timepoint : timepoints)
+      if (timepoint.value >= target)
+        return timepoint.progress.lock();
     return nullptr;
   }
 
@@ -152,7 +159,8 @@ void fail(kiln_hal_semaphore_t* base, kiln_status_t status) {
 kiln_status_t wait(kiln_hal_semaphore_t* base, uint64_t value,
                    kiln_time_t deadline) {
   HipSemaphore* semaphore = cast(base);
-  if (semaphore->spinFor(value, deadline)) return nullptr;
+  if (semaphore->spinFor(value, deadline))
+    return nullptr;
   std::unique_lock<std::mutex> lock(semaphore->mutex);
   while (true) {
     if (semaphore->failure) return cloneStatus(semaphore->failure);
@@ -213,7 +221,7 @@ kiln_status_t acquireTimepoint(kiln_hal_semaphore_t* base, uint64_t value,
   }
 }
 
-void addTimepoint(kiln_hal_semaphore_t* base, uint64_t value,
+void addTimepoint(kiln_hal_semaphore_t *base, uint64_t value,
                   std::shared_ptr<Event> event,
                   std::weak_ptr<QueueProgress> progress) {
   HipSemaphore* semaphore = cast(base);

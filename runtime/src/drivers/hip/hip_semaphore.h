@@ -28,7 +28,7 @@ namespace kiln::hip {
 
 // The completions of one device queue, which a waiting thread may advance.
 class QueueProgress {
- public:
+public:
   virtual ~QueueProgress() = default;
   // Finishes the queue's oldest unfinished submission (signals included) on
   // the calling thread if its device work is done, nothing it waits for is
@@ -60,7 +60,7 @@ kiln_status_t acquireTimepoint(kiln_hal_semaphore_t* semaphore, uint64_t value,
 
 // Records that |event| completes the work that signals |value|, and that
 // |progress| (may be empty) finishes that work on the host.
-void addTimepoint(kiln_hal_semaphore_t* semaphore, uint64_t value,
+void addTimepoint(kiln_hal_semaphore_t *semaphore, uint64_t value,
                   std::shared_ptr<Event> event,
                   std::weak_ptr<QueueProgress> progress);
 
