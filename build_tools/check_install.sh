@@ -40,3 +40,22 @@ grep -q "result\[0\]: 2x3xf32=\[11 22 33\]\[44 55 66\]" <<<"$out" || {
   exit 1
 }
 echo "check_install.sh: an out-of-tree driver plugin builds and runs against the install"
+
+# The kiln Python package from the install (builds that have it): the
+# installed module finds the installed libkiln_runtime.so on its own.
+pydir=$(sed -n 's/^KILN_PYTHON_INSTALL_DIR:STRING=//p' "$build_dir/CMakeCache.txt")
+python=$(sed -n 's/^Python3_EXECUTABLE:FILEPATH=//p' "$build_dir/CMakeCache.txt")
+if [ -n "$pydir" ] && [ -n "$python" ]; then
+  out=$(cd "$work" && PYTHONPATH="$work/prefix/$pydir" "$python" -c '
+import sys, numpy as np, kiln.runtime as rt
+assert rt.__file__.startswith(sys.argv[1]), rt.__file__
+a = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+print("python:", rt.Device("local").load(sys.argv[2]).main(a, a).ravel().tolist())
+' "$work/prefix" "$work/add.vmfb")
+  echo "$out"
+  grep -q "python: \[11.0, 22.0, 33.0, 44.0, 55.0, 66.0\]" <<<"$out" || {
+    echo "check_install.sh: unexpected output from the installed kiln package" >&2
+    exit 1
+  }
+  echo "check_install.sh: the installed kiln Python package works"
+fi
