@@ -51,11 +51,23 @@ import sys, numpy as np, kiln.runtime as rt
 assert rt.__file__.startswith(sys.argv[1]), rt.__file__
 a = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 print("python:", rt.Device("local").load(sys.argv[2]).main(a, a).ravel().tolist())
-' "$work/prefix" "$work/add.vmfb")
+try:
+    import kiln.compiler as kc
+except ImportError:  # a build without the compiler
+    sys.exit(0)
+module = rt.Device("local").load(kc.compile_file(sys.argv[3]))
+print("python compiler:", module.main(a, a).ravel().tolist())
+' "$work/prefix" "$work/add.vmfb" "$root/samples/embed_c/add.mlir")
   echo "$out"
   grep -q "python: \[11.0, 22.0, 33.0, 44.0, 55.0, 66.0\]" <<<"$out" || {
     echo "check_install.sh: unexpected output from the installed kiln package" >&2
     exit 1
   }
+  if [ -d "$work/prefix/$pydir/kiln" ] && ls "$work/prefix/$pydir/kiln"/_compiler*.so >/dev/null 2>&1; then
+    grep -q "python compiler: \[11.0, 22.0, 33.0, 44.0, 55.0, 66.0\]" <<<"$out" || {
+      echo "check_install.sh: the installed kiln.compiler did not compile and run add.mlir" >&2
+      exit 1
+    }
+  fi
   echo "check_install.sh: the installed kiln Python package works"
 fi

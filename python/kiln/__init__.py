@@ -1,15 +1,16 @@
-"""Kiln: run compiled tensor programs (.vmfb modules) from Python.
+"""Kiln: compile tensor programs and run them from Python.
 
     import numpy as np
-    import kiln.runtime as rt
+    import kiln.compiler, kiln.runtime as rt
 
+    module_bytes = kiln.compiler.compile_str(mlir_text, target="host,cuda")
     device = rt.Device("local")            # or "hip", "hip://1", ...
-    module = device.load("model.vmfb")     # a path, or the module's bytes
+    module = device.load(module_bytes)     # or a .vmfb path
     y = module.main(np.ones((2, 3), np.float32))
 
-See kiln.runtime and docs/python.md.
+See kiln.compiler, kiln.runtime and docs/python.md.
 """
 
 from kiln.runtime import KilnError  # noqa: F401
 
-__all__ = ["KilnError", "runtime"]
+__all__ = ["KilnError", "compiler", "runtime"]

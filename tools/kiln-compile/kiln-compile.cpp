@@ -11,14 +11,11 @@
 //===----------------------------------------------------------------------===//
 #include <cstdlib>
 
-#include "kiln/Codegen/CrashContext.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Driver/Compile.h"
 #include "kiln/HostLowering/ModuleWriter.h"
 #include "kiln/Pipelines/Frontend.h"
 #include "kiln/Pipelines/Pipelines.h"
-#include "kiln/Target/CUDA/CUDATarget.h"
-#include "kiln/Target/Host/HostTarget.h"
-#include "kiln/Target/ROCM/ROCMTarget.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -26,11 +23,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -110,223 +105,31 @@ static cl::opt<std::string>
 static cl::opt<bool> verbose("v", cl::desc("Print progress to stderr"),
                              cl::cat(kilnCategory));
 
-namespace {
-
-enum class Target { Host, ROCM, CUDA };
-
-// What to compile executables for, read from the command line before any
-// codegen runs (in-process lld resets cl::opt values).
-struct TargetOptions {
-  SmallVector<Target> targets;
-  kiln::HostTargetOptions host;
-  kiln::ROCMTargetOptions rocm;
-  kiln::CUDATargetOptions cuda;
-};
-
-class Compiler {
-public:
-  Compiler(MLIRContext &context, ModuleOp module, TargetOptions targetOptions)
-      : context(context), module(module), verbose(::verbose),
-        dumpDir(dumpIntermediates), options(std::move(targetOptions)) {}
-
-  LogicalResult runPhase(StringRef name,
-                         function_ref<void(OpPassManager &)> build);
-  LogicalResult compileExecutables(kiln::ExecutableBinaryMap &binaries);
-
-private:
-  LogicalResult dump(StringRef name);
-  void progress(const Twine &message) {
-    if (verbose)
-      llvm::errs() << "kiln-compile: " << message << "\n";
-  }
-
-  MLIRContext &context;
-  ModuleOp module;
-  bool verbose;
-  std::string dumpDir;
-  TargetOptions options;
-  unsigned phaseCount = 0;
-};
-
-} // namespace
-
-LogicalResult Compiler::dump(StringRef name) {
-  if (dumpDir.empty())
-    return success();
-  SmallString<256> path(dumpDir);
-  llvm::sys::path::append(path,
-                          llvm::formatv("{0:D2}-{1}.mlir", phaseCount, name).str());
+// The compile options of the command line, as kiln-compile flags for the
+// library's parser (one parser and one set of messages for the tool and the
+// C API); options left at their defaults are not passed.
+static FailureOr<kiln::CompileOptions> parseCompileOptions() {
+  std::vector<std::string> flags = {"--target=" + targetList};
+  auto add = [&](auto &option, StringRef flag, std::string value) {
+    if (option.getNumOccurrences())
+      flags.push_back(("--" + flag + "=").str() + value);
+  };
+  add(rocmChipList, "rocm-chip", rocmChipList);
+  add(cudaChipList, "cuda-chip", cudaChipList);
+  add(rocmDeviceLibs, "rocm-device-libs", rocmDeviceLibs);
+  add(rocmMatrixCores, "rocm-matrix-cores", rocmMatrixCores ? "1" : "0");
+  add(gpuOptLevel, "gpu-opt-level", std::to_string(gpuOptLevel));
+  add(hostCpu, "host-cpu", hostCpu);
+  add(hostFeatures, "host-features", hostFeatures);
+  add(hostOptLevel, "host-opt-level", std::to_string(hostOptLevel));
+  add(dumpIntermediates, "dump-intermediates", dumpIntermediates);
+  kiln::CompileOptions options;
   std::string error;
-  auto file = openOutputFile(path, &error);
-  if (!file)
-    return emitError(UnknownLoc::get(&context))
-           << "cannot write " << path << ": " << error;
-  module.print(file->os());
-  file->keep();
-  return success();
-}
-
-LogicalResult Compiler::runPhase(StringRef name,
-                                 function_ref<void(OpPassManager &)> build) {
-  ++phaseCount;
-  progress("phase " + name);
-  PassManager pm(&context, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  kiln::addCrashContext(pm);
-  DefaultTimingManager timing;
-  applyDefaultTimingManagerCLOptions(timing);
-  TimingScope timingScope = timing.getRootScope();
-  pm.enableTiming(timingScope);
-  build(pm);
-  if (failed(pm.run(module)))
-    return failure();
-  return dump(name);
-}
-
-LogicalResult Compiler::compileExecutables(kiln::ExecutableBinaryMap &binaries) {
-  ++phaseCount;
-  for (auto executable : module.getOps<kiln::ExecutableOp>()) {
-    std::string executableDumpDir;
-    if (!dumpDir.empty()) {
-      SmallString<256> dir(dumpDir);
-      llvm::sys::path::append(dir, executable.getSymName());
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return executable.emitError("cannot create ")
-               << dir << ": " << ec.message();
-      executableDumpDir = std::string(dir);
-    }
-    std::vector<kiln::ExecutableVariantBinary> &variants =
-        binaries[executable.getSymName()];
-    for (Target target : options.targets) {
-      switch (target) {
-      case Target::Host: {
-        progress("codegen " + executable.getSymName() + " for host");
-        kiln::HostTargetOptions hostOptions = options.host;
-        hostOptions.dumpDir = executableDumpDir;
-        FailureOr<kiln::HostExecutableBinary> binary =
-            kiln::compileExecutableForHost(executable, hostOptions);
-        if (failed(binary))
-          return failure();
-        variants.push_back(kiln::makeHostVariant(std::move(*binary)));
-        break;
-      }
-      case Target::ROCM: {
-        progress("codegen " + executable.getSymName() + " for rocm:" +
-                 llvm::join(options.rocm.chips, ","));
-        kiln::ROCMTargetOptions rocmOptions = options.rocm;
-        rocmOptions.dumpDir = executableDumpDir;
-        FailureOr<std::vector<kiln::ROCMExecutableBinary>> chipBinaries =
-            kiln::compileExecutableForROCM(executable, rocmOptions);
-        if (failed(chipBinaries))
-          return failure();
-        for (kiln::ROCMExecutableBinary &binary : *chipBinaries)
-          variants.push_back(kiln::makeROCMVariant(std::move(binary)));
-        break;
-      }
-      case Target::CUDA: {
-        progress("codegen " + executable.getSymName() + " for cuda:" +
-                 llvm::join(options.cuda.chips, ","));
-        kiln::CUDATargetOptions cudaOptions = options.cuda;
-        cudaOptions.dumpDir = executableDumpDir;
-        FailureOr<std::vector<kiln::CUDAExecutableBinary>> chipBinaries =
-            kiln::compileExecutableForCUDA(executable, cudaOptions);
-        if (failed(chipBinaries))
-          return failure();
-        for (kiln::CUDAExecutableBinary &binary : *chipBinaries)
-          variants.push_back(kiln::makeCUDAVariant(std::move(binary)));
-        break;
-      }
-      }
-    }
-  }
-  return success();
-}
-
-// Splits a comma-separated option value; an empty item (",," or a trailing
-// comma) or a repeated one is an error naming the option.
-static FailureOr<std::vector<std::string>> splitList(StringRef option,
-                                                     StringRef value) {
-  std::vector<std::string> items;
-  SmallVector<StringRef> parts;
-  value.split(parts, ',');
-  for (StringRef part : parts) {
-    StringRef item = part.trim();
-    if (item.empty()) {
-      llvm::errs() << "kiln-compile: error: --" << option << "='" << value
-                   << "' has an empty item\n";
-      return failure();
-    }
-    if (llvm::is_contained(items, item)) {
-      llvm::errs() << "kiln-compile: error: --" << option << " lists '"
-                   << item << "' twice\n";
-      return failure();
-    }
-    items.push_back(item.str());
-  }
-  return items;
-}
-
-// Reads every target option; prints the error and fails on an unknown
-// target or chip.
-static FailureOr<TargetOptions> parseTargetOptions() {
-  TargetOptions options;
-  FailureOr<std::vector<std::string>> targets = splitList("target", targetList);
-  if (failed(targets))
-    return failure();
-  for (const std::string &name : *targets) {
-    std::optional<Target> target =
-        llvm::StringSwitch<std::optional<Target>>(name)
-            .Case("host", Target::Host)
-            .Case("rocm", Target::ROCM)
-            .Case("cuda", Target::CUDA)
-            .Default(std::nullopt);
-    if (!target) {
-      llvm::errs() << "kiln-compile: error: unsupported target '" << name
-                   << "'; supported targets: host, rocm, cuda\n";
-      return failure();
-    }
-    options.targets.push_back(*target);
-  }
-  options.host.cpu = hostCpu;
-  options.host.features = hostFeatures;
-  options.host.optLevel = hostOptLevel;
-  if (gpuOptLevel > 3) {
-    llvm::errs() << "kiln-compile: error: --gpu-opt-level must be 0 to 3\n";
+  if (failed(kiln::parseCompileFlags(flags, options, error))) {
+    llvm::errs() << "kiln-compile: error: " << error << "\n";
     return failure();
   }
-  bool wantsROCM = llvm::is_contained(options.targets, Target::ROCM);
-  bool wantsCUDA = llvm::is_contained(options.targets, Target::CUDA);
-  if (!wantsROCM && rocmChipList.getNumOccurrences()) {
-    llvm::errs() << "kiln-compile: error: --rocm-chip needs --target=rocm\n";
-    return failure();
-  }
-  if (!wantsCUDA && cudaChipList.getNumOccurrences()) {
-    llvm::errs() << "kiln-compile: error: --cuda-chip needs --target=cuda\n";
-    return failure();
-  }
-  FailureOr<std::vector<std::string>> rocmChips =
-      splitList("rocm-chip", rocmChipList);
-  FailureOr<std::vector<std::string>> cudaChips =
-      splitList("cuda-chip", cudaChipList);
-  if (failed(rocmChips) || failed(cudaChips))
-    return failure();
-  options.rocm.chips = std::move(*rocmChips);
-  options.rocm.optLevel = gpuOptLevel;
-  options.rocm.deviceLibsDir = rocmDeviceLibs;
-  options.rocm.matrixCores = rocmMatrixCores;
-  options.cuda.chips = std::move(*cudaChips);
-  options.cuda.optLevel = gpuOptLevel;
-  if (llvm::Error error = kiln::verifyROCMChips(options.rocm.chips)) {
-    llvm::errs() << "kiln-compile: error: --rocm-chip: "
-                 << llvm::toString(std::move(error)) << "\n";
-    return failure();
-  }
-  if (llvm::Error error = kiln::verifyCUDAChips(options.cuda.chips)) {
-    llvm::errs() << "kiln-compile: error: --cuda-chip: "
-                 << llvm::toString(std::move(error)) << "\n";
-    return failure();
-  }
+  options.executablesOnly = compileMode == CompileMode::Executable;
   return options;
 }
 
@@ -379,8 +182,8 @@ int main(int argc, char **argv) {
       "becomes a module function; run it with\nkiln-run and inspect the "
       "module with kiln-dump.\n");
 
-  FailureOr<TargetOptions> targetOptions = parseTargetOptions();
-  if (failed(targetOptions))
+  FailureOr<kiln::CompileOptions> options = parseCompileOptions();
+  if (failed(options))
     return 1;
 
   std::string error;
@@ -390,7 +193,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: error: " << error << "\n";
     return 1;
   }
-  kiln::ModuleWriterOptions writerOptions;
+  kiln::ModuleWriterOptions &writerOptions = options->writer;
   writerOptions.sourceDigest = kiln::computeSourceDigest(input->getBuffer());
   writerOptions.compileFlags = getCompileFlags(argc, argv);
   writerOptions.name =
@@ -399,14 +202,6 @@ int main(int argc, char **argv) {
           : (inputFilename == "-"
                  ? std::string("module")
                  : std::string(llvm::sys::path::stem(inputFilename)));
-
-  if (!dumpIntermediates.empty())
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(dumpIntermediates)) {
-      llvm::errs() << "kiln-compile: error: cannot create "
-                   << dumpIntermediates << ": " << ec.message() << "\n";
-      return 1;
-    }
 
   DialectRegistry registry;
   kiln::registerKilnCompilerDialects(registry);
@@ -452,35 +247,25 @@ int main(int argc, char **argv) {
       outputFilename.empty() ? getDefaultOutputName() : outputFilename;
   bool beVerbose = verbose;
 
-  // Collectives of modules for GPU targets run on NCCL/RCCL.
-  bool gpuTargets = llvm::any_of(targetOptions->targets, [](Target target) {
-    return target == Target::ROCM || target == Target::CUDA;
-  });
-  Compiler compiler(context, *module, std::move(*targetOptions));
-  kiln::ExecutableBinaryMap binaries;
-  if (compileMode == CompileMode::Executable) {
-    for (Operation &op : module->getBody()->getOperations())
-      if (!isa<kiln::ExecutableOp>(op)) {
-        op.emitError("--compile-mode=executable expects only kiln.executable "
-                     "ops, found '")
-            << op.getName() << "'";
-        return 1;
-      }
-  } else if (failed(compiler.runPhase(
-                 "input",
-                 [&](OpPassManager &pm) {
-                   kiln::InputPipelineOptions input;
-                   input.gpuCollectives = gpuTargets;
-                   kiln::buildKilnInputPipeline(pm, input);
-                 })) ||
-             failed(compiler.runPhase(
-                 "dispatch-creation",
-                 kiln::buildKilnDispatchCreationPipeline)) ||
-             failed(compiler.runPhase("host-lowering",
-                                      kiln::buildKilnHostLoweringPipeline))) {
-    return 1;
-  }
-  if (failed(compiler.compileExecutables(binaries)))
+  kiln::CompileHooks hooks;
+  hooks.runPhase = [](PassManager &pm, function_ref<LogicalResult()> run) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    DefaultTimingManager timing;
+    applyDefaultTimingManagerCLOptions(timing);
+    TimingScope timingScope = timing.getRootScope();
+    pm.enableTiming(timingScope);
+    return run();
+  };
+  if (beVerbose)
+    hooks.progress = [](const Twine &message) {
+      llvm::errs() << "kiln-compile: " << message << "\n";
+    };
+  // Written once the whole compile succeeded: a failed compile leaves no
+  // output file.
+  std::string bytes;
+  llvm::raw_string_ostream stream(bytes);
+  if (failed(kiln::compileProgram(*module, *options, hooks, stream)))
     return 1;
 
   auto output = openOutputFile(outputPath, &error);
@@ -488,8 +273,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: error: " << error << "\n";
     return 1;
   }
-  if (failed(kiln::writeModule(*module, binaries, writerOptions, output->os())))
-    return 1;
+  output->os() << bytes;
   output->keep();
   if (beVerbose)
     llvm::errs() << "kiln-compile: wrote " << outputPath << "\n";

@@ -9,6 +9,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -43,4 +44,61 @@ mlir::kiln::parseKilnProgram(llvm::SourceMgr &sourceMgr,
   if (!module || failed(checkGridExtents(*module)) || failed(verify(*module)))
     return nullptr;
   return module;
+}
+
+namespace {
+
+bool isIdentifierChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.' || c == '%' ||
+         c == '@' || c == '#' || c == '!' || c == '^';
+}
+
+// Whether `rest` starts with `= [` (integers separated by commas) `]`,
+// allowing whitespace between tokens.
+bool startsWithIndexList(llvm::StringRef rest) {
+  rest = rest.ltrim();
+  if (!rest.consume_front("="))
+    return false;
+  rest = rest.ltrim();
+  if (!rest.consume_front("["))
+    return false;
+  rest = rest.ltrim();
+  if (rest.consume_front("]"))
+    return true;
+  while (true) {
+    rest.consume_front("-");
+    size_t digits = 0;
+    while (digits < rest.size() && llvm::isDigit(rest[digits]))
+      ++digits;
+    if (digits == 0)
+      return false;
+    rest = rest.drop_front(digits).ltrim();
+    if (rest.consume_front("]"))
+      return true;
+    if (!rest.consume_front(","))
+      return false;
+    rest = rest.ltrim();
+  }
+}
+
+} // namespace
+
+size_t mlir::kiln::findMalformedIndexList(llvm::StringRef text) {
+  size_t first = llvm::StringRef::npos;
+  for (llvm::StringRef keyword : {"dimensions", "permutation"}) {
+    for (size_t at = text.find(keyword); at != llvm::StringRef::npos;
+         at = text.find(keyword, at + 1)) {
+      size_t end = at + keyword.size();
+      if ((at > 0 && isIdentifierChar(text[at - 1])) ||
+          (end < text.size() && isIdentifierChar(text[end])))
+        continue;
+      size_t lineStart = text.rfind('\n', at);
+      lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+      if (text.slice(lineStart, at).contains("//"))
+        continue;
+      if (!startsWithIndexList(text.substr(end, 4096)))
+        first = std::min(first, at);
+    }
+  }
+  return first;
 }

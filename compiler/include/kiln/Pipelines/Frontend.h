@@ -26,6 +26,15 @@ void registerKilnCompilerDialects(DialectRegistry &registry);
 OwningOpRef<ModuleOp> parseKilnProgram(llvm::SourceMgr &sourceMgr,
                                        MLIRContext &context);
 
+// LLVM 22's linalg.reduce / broadcast / transpose parsers use their
+// `dimensions = [...]` / `permutation = [...]` list after failing to parse
+// it (a null attribute: a crash). kiln-compile stops the process at the
+// first parse error, before that happens; in-process callers (the C API,
+// the fuzz harness) check the text first. Returns the offset of the first
+// `dimensions` or `permutation` keyword in `text` (outside `//` comments
+// and identifiers) not followed by `= [` integers `]`, or npos.
+size_t findMalformedIndexList(llvm::StringRef text);
+
 } // namespace mlir::kiln
 
 #endif // KILN_PIPELINES_FRONTEND_H_

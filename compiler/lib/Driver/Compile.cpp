@@ -1,0 +1,333 @@
+//===- Compile.cpp - Compiling a program to a module ----------------------===//
+#include "kiln/Driver/Compile.h"
+
+#include "kiln/Codegen/CrashContext.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Pipelines/Pipelines.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+class Compiler {
+public:
+  Compiler(ModuleOp module, const CompileOptions &options,
+           const CompileHooks &hooks)
+      : module(module), options(options), hooks(hooks) {}
+
+  LogicalResult runPhase(StringRef name,
+                         function_ref<void(OpPassManager &)> build);
+  LogicalResult compileExecutables(ExecutableBinaryMap &binaries);
+
+private:
+  LogicalResult dump(StringRef name);
+  void progress(const Twine &message) {
+    if (hooks.progress)
+      hooks.progress(message);
+  }
+
+  ModuleOp module;
+  const CompileOptions &options;
+  const CompileHooks &hooks;
+  unsigned phaseCount = 0;
+};
+
+} // namespace
+
+LogicalResult Compiler::dump(StringRef name) {
+  if (options.dumpDir.empty())
+    return success();
+  SmallString<256> path(options.dumpDir);
+  llvm::sys::path::append(
+      path, llvm::formatv("{0:D2}-{1}.mlir", phaseCount, name).str());
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return module.emitError("cannot write ") << path << ": " << error;
+  module.print(file->os());
+  file->keep();
+  return success();
+}
+
+LogicalResult Compiler::runPhase(StringRef name,
+                                 function_ref<void(OpPassManager &)> build) {
+  ++phaseCount;
+  progress("phase " + name);
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  addCrashContext(pm);
+  build(pm);
+  auto run = [&]() { return pm.run(module); };
+  if (failed(hooks.runPhase ? hooks.runPhase(pm, run) : run()))
+    return failure();
+  return dump(name);
+}
+
+LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
+  ++phaseCount;
+  for (auto executable : module.getOps<ExecutableOp>()) {
+    std::string executableDumpDir;
+    if (!options.dumpDir.empty()) {
+      SmallString<256> dir(options.dumpDir);
+      llvm::sys::path::append(dir, executable.getSymName());
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        return executable.emitError("cannot create ")
+               << dir << ": " << ec.message();
+      executableDumpDir = std::string(dir);
+    }
+    std::vector<ExecutableVariantBinary> &variants =
+        binaries[executable.getSymName()];
+    for (CompileTarget target : options.targets) {
+      switch (target) {
+      case CompileTarget::Host: {
+        progress("codegen " + executable.getSymName() + " for host");
+        HostTargetOptions hostOptions = options.host;
+        hostOptions.dumpDir = executableDumpDir;
+        FailureOr<HostExecutableBinary> binary =
+            compileExecutableForHost(executable, hostOptions);
+        if (failed(binary))
+          return failure();
+        variants.push_back(makeHostVariant(std::move(*binary)));
+        break;
+      }
+      case CompileTarget::ROCM: {
+        progress("codegen " + executable.getSymName() +
+                 " for rocm:" + llvm::join(options.rocm.chips, ","));
+        ROCMTargetOptions rocmOptions = options.rocm;
+        rocmOptions.dumpDir = executableDumpDir;
+        FailureOr<std::vector<ROCMExecutableBinary>> chipBinaries =
+            compileExecutableForROCM(executable, rocmOptions);
+        if (failed(chipBinaries))
+          return failure();
+        for (ROCMExecutableBinary &binary : *chipBinaries)
+          variants.push_back(makeROCMVariant(std::move(binary)));
+        break;
+      }
+      case CompileTarget::CUDA: {
+        progress("codegen " + executable.getSymName() +
+                 " for cuda:" + llvm::join(options.cuda.chips, ","));
+        CUDATargetOptions cudaOptions = options.cuda;
+        cudaOptions.dumpDir = executableDumpDir;
+        FailureOr<std::vector<CUDAExecutableBinary>> chipBinaries =
+            compileExecutableForCUDA(executable, cudaOptions);
+        if (failed(chipBinaries))
+          return failure();
+        for (CUDAExecutableBinary &binary : *chipBinaries)
+          variants.push_back(makeCUDAVariant(std::move(binary)));
+        break;
+      }
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult mlir::kiln::compileProgram(ModuleOp module,
+                                         const CompileOptions &options,
+                                         const CompileHooks &hooks,
+                                         raw_ostream &os) {
+  if (!options.dumpDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
+      return module.emitError("cannot create ")
+             << options.dumpDir << ": " << ec.message();
+  Compiler compiler(module, options, hooks);
+  if (options.executablesOnly) {
+    for (Operation &op : module.getBody()->getOperations())
+      if (!isa<ExecutableOp>(op))
+        return op.emitError("--compile-mode=executable expects only "
+                            "kiln.executable ops, found '")
+               << op.getName() << "'";
+  } else {
+    // Collectives of modules for GPU targets run on NCCL/RCCL.
+    bool gpuTargets =
+        options.has(CompileTarget::ROCM) || options.has(CompileTarget::CUDA);
+    if (failed(compiler.runPhase("input",
+                                 [&](OpPassManager &pm) {
+                                   InputPipelineOptions input;
+                                   input.gpuCollectives = gpuTargets;
+                                   buildKilnInputPipeline(pm, input);
+                                 })) ||
+        failed(compiler.runPhase("dispatch-creation",
+                                 buildKilnDispatchCreationPipeline)) ||
+        failed(
+            compiler.runPhase("host-lowering", buildKilnHostLoweringPipeline)))
+      return failure();
+  }
+  ExecutableBinaryMap binaries;
+  if (failed(compiler.compileExecutables(binaries)))
+    return failure();
+  return writeModule(module, binaries, options.writer, os);
+}
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Splits a comma-separated option value; an empty or repeated item is an
+// error naming the option.
+LogicalResult splitList(StringRef option, StringRef value,
+                        std::vector<std::string> &items, std::string &error) {
+  items.clear();
+  SmallVector<StringRef> parts;
+  value.split(parts, ',');
+  for (StringRef part : parts) {
+    StringRef item = part.trim();
+    if (item.empty()) {
+      error = ("--" + option + "='" + value + "' has an empty item").str();
+      return failure();
+    }
+    if (llvm::is_contained(items, item)) {
+      error = ("--" + option + " lists '" + item + "' twice").str();
+      return failure();
+    }
+    items.push_back(item.str());
+  }
+  return success();
+}
+
+LogicalResult parseTargets(StringRef value, SmallVector<CompileTarget> &targets,
+                           std::string &error) {
+  std::vector<std::string> names;
+  if (failed(splitList("target", value, names, error)))
+    return failure();
+  targets.clear();
+  for (const std::string &name : names) {
+    std::optional<CompileTarget> target =
+        llvm::StringSwitch<std::optional<CompileTarget>>(name)
+            .Case("host", CompileTarget::Host)
+            .Case("rocm", CompileTarget::ROCM)
+            .Case("cuda", CompileTarget::CUDA)
+            .Default(std::nullopt);
+    if (!target) {
+      error = "unsupported target '" + name +
+              "'; supported targets: host, rocm, cuda";
+      return failure();
+    }
+    targets.push_back(*target);
+  }
+  return success();
+}
+
+LogicalResult parseLevel(StringRef flag, StringRef value, unsigned &level,
+                         std::string &error) {
+  if (value.getAsInteger(10, level) || level > 3) {
+    error = ("--" + flag + " must be 0 to 3, not '" + value + "'").str();
+    return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
+                                            CompileOptions &options,
+                                            std::string &error) {
+  bool rocmChips = false, cudaChips = false;
+  for (StringRef flag : flags) {
+    StringRef name = flag, value;
+    if (!name.consume_front("--") && !name.consume_front("-")) {
+      error = ("'" + flag + "' is not a flag (expected --name=value)").str();
+      return failure();
+    }
+    std::tie(name, value) = name.split('=');
+    bool hasValue = flag.contains('=');
+    auto needValue = [&]() {
+      if (!hasValue)
+        error = ("--" + name + " needs a value (--" + name + "=...)").str();
+      return hasValue;
+    };
+    if (name == "target") {
+      if (!needValue() || failed(parseTargets(value, options.targets, error)))
+        return failure();
+    } else if (name == "rocm-chip") {
+      rocmChips = true;
+      if (!needValue() ||
+          failed(splitList(name, value, options.rocm.chips, error)))
+        return failure();
+    } else if (name == "cuda-chip") {
+      cudaChips = true;
+      if (!needValue() ||
+          failed(splitList(name, value, options.cuda.chips, error)))
+        return failure();
+    } else if (name == "rocm-device-libs") {
+      if (!needValue())
+        return failure();
+      options.rocm.deviceLibsDir = value.str();
+    } else if (name == "rocm-matrix-cores") {
+      options.rocm.matrixCores = !hasValue || value == "true" || value == "1";
+    } else if (name == "gpu-opt-level") {
+      if (!needValue() ||
+          failed(parseLevel(name, value, options.rocm.optLevel, error)))
+        return failure();
+      options.cuda.optLevel = options.rocm.optLevel;
+    } else if (name == "host-cpu") {
+      if (!needValue())
+        return failure();
+      options.host.cpu = value.str();
+    } else if (name == "host-features") {
+      if (!needValue())
+        return failure();
+      options.host.features = value.str();
+    } else if (name == "host-opt-level") {
+      if (!needValue() ||
+          failed(parseLevel(name, value, options.host.optLevel, error)))
+        return failure();
+    } else if (name == "module-name") {
+      if (!needValue())
+        return failure();
+      options.writer.name = value.str();
+    } else if (name == "dump-intermediates") {
+      if (!needValue())
+        return failure();
+      options.dumpDir = value.str();
+    } else {
+      error = ("unknown flag '--" + name +
+               "' (known: --target, --rocm-chip, --cuda-chip, "
+               "--rocm-device-libs, --rocm-matrix-cores, --gpu-opt-level, "
+               "--host-cpu, --host-features, --host-opt-level, "
+               "--module-name, --dump-intermediates)")
+                  .str();
+      return failure();
+    }
+  }
+  if (rocmChips && !options.has(CompileTarget::ROCM)) {
+    error = "--rocm-chip needs --target=rocm";
+    return failure();
+  }
+  if (cudaChips && !options.has(CompileTarget::CUDA)) {
+    error = "--cuda-chip needs --target=cuda";
+    return failure();
+  }
+  return verifyCompileOptions(options, error);
+}
+
+LogicalResult mlir::kiln::verifyCompileOptions(const CompileOptions &options,
+                                               std::string &error) {
+  if (options.targets.empty()) {
+    error = "no target (--target=host, rocm or cuda)";
+    return failure();
+  }
+  if (options.rocm.optLevel > 3 || options.cuda.optLevel > 3 ||
+      options.host.optLevel > 3) {
+    error = "optimization levels must be 0 to 3";
+    return failure();
+  }
+  if (llvm::Error e = verifyROCMChips(options.rocm.chips)) {
+    error = "--rocm-chip: " + llvm::toString(std::move(e));
+    return failure();
+  }
+  if (llvm::Error e = verifyCUDAChips(options.cuda.chips)) {
+    error = "--cuda-chip: " + llvm::toString(std::move(e));
+    return failure();
+  }
+  return success();
+}

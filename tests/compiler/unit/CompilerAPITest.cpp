@@ -1,0 +1,230 @@
+// The compiler's C API (kiln/compiler.h): sessions from flags, compiles of
+// good and bad programs with located diagnostics, modules that the runtime
+// loads and runs on `local`, and compiles from several threads at once.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kiln/compiler.h"
+#include "kiln/runtime.h"
+
+namespace {
+
+constexpr const char *kAdd = R"(
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
+                  outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+)";
+
+struct Session {
+  explicit Session(std::vector<const char *> flags = {}) {
+    session = kiln_compiler_session_create(flags.data(), flags.size(), error,
+                                           sizeof(error));
+  }
+  ~Session() { kiln_compiler_session_destroy(session); }
+  kiln_compiler_session_t *session;
+  char error[512];
+};
+
+struct Output {
+  Output(const Session &s, const std::string &text, const char *name)
+      : output(
+            kiln_compiler_compile(s.session, text.data(), text.size(), name)) {}
+  ~Output() { kiln_compiler_output_destroy(output); }
+  // "file:line:col: message" of every diagnostic, one per line.
+  std::string diagnostics() const {
+    std::string text;
+    for (size_t i = 0; i < kiln_compiler_output_diagnostic_count(output); ++i) {
+      const kiln_compiler_diagnostic_t *d =
+          kiln_compiler_output_diagnostic(output, i);
+      text += std::string(d->file) + ":" + std::to_string(d->line) + ":" +
+              std::to_string(d->column) + ": " + d->message + "\n";
+    }
+    return text;
+  }
+  kiln_compiler_output_t *output;
+};
+
+// Loads |output|'s module on local and returns main(1,2,3,4 + 10,20,30,40).
+std::vector<float> runAdd(const Output &output) {
+  std::vector<float> result(4, -1.0f);
+  size_t size = 0;
+  const void *bytes = kiln_compiler_output_module(output.output, &size);
+  EXPECT_NE(bytes, nullptr);
+  kiln_instance_options_t options = {};
+  options.ignore_plugin_environment = true;
+  kiln_instance_t *instance = nullptr;
+  kiln_device_t *device = nullptr;
+  kiln_module_t *module = nullptr;
+  kiln_function_t *function = nullptr;
+  kiln_buffer_view_t *inputs[2] = {nullptr, nullptr};
+  kiln_buffer_view_t *out = nullptr;
+  const int64_t shape[1] = {4};
+  const float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  kiln_status_t status = kiln_instance_create(&options, &instance);
+  if (!status)
+    status = kiln_device_create(instance, "local", &device);
+  if (!status)
+    status = kiln_module_load_memory(device, bytes, size, &module);
+  if (!status)
+    status = kiln_module_lookup_function(module, "main", &function);
+  if (!status)
+    status = kiln_buffer_view_create_from_host(device, KILN_ELEMENT_TYPE_F32, 1,
+                                               shape, a, sizeof(a), &inputs[0]);
+  if (!status)
+    status = kiln_buffer_view_create_from_host(device, KILN_ELEMENT_TYPE_F32, 1,
+                                               shape, b, sizeof(b), &inputs[1]);
+  if (!status)
+    status = kiln_function_call(function, 2, inputs, 1, &out);
+  if (!status)
+    status = kiln_buffer_view_read(out, result.data(), 4 * sizeof(float));
+  if (status) {
+    ADD_FAILURE() << kiln_status_message(status);
+    kiln_status_free(status);
+  }
+  kiln_buffer_view_release(out);
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+  kiln_module_release(module);
+  kiln_device_release(device);
+  kiln_instance_release(instance);
+  return result;
+}
+
+TEST(CompilerAPI, CompilesAModuleTheRuntimeRuns) {
+  Session session({"--target=host"});
+  ASSERT_NE(session.session, nullptr) << session.error;
+  Output output(session, kAdd, "add.mlir");
+  ASSERT_TRUE(kiln_compiler_output_ok(output.output)) << output.diagnostics();
+  EXPECT_EQ(runAdd(output), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_STREQ(kiln_compiler_version(), "0.1.0");
+}
+
+TEST(CompilerAPI, DefaultFlagsCompileForTheHost) {
+  Session session;
+  ASSERT_NE(session.session, nullptr) << session.error;
+  Output output(session, kAdd, nullptr);
+  ASSERT_TRUE(kiln_compiler_output_ok(output.output)) << output.diagnostics();
+  EXPECT_EQ(runAdd(output), (std::vector<float>{11, 22, 33, 44}));
+}
+
+TEST(CompilerAPI, BadFlagsAreRefusedWithTheReason) {
+  struct Case {
+    std::vector<const char *> flags;
+    const char *error;
+  } cases[] = {
+      {{"--target=vulkan"}, "unsupported target 'vulkan'"},
+      {{"--target=cuda", "--cuda-chip=sm_91"}, "unknown CUDA chip 'sm_91'"},
+      {{"--target=host", "--rocm-chip=gfx942"},
+       "--rocm-chip needs --target=rocm"},
+      {{"--target=rocm,,host"}, "has an empty item"},
+      {{"--host-opt-level=7"}, "--host-opt-level must be 0 to 3"},
+      {{"--frobnicate=1"}, "unknown flag '--frobnicate'"},
+      {{"target=host"}, "is not a flag"},
+      {{"--target"}, "--target needs a value"},
+  };
+  for (const Case &c : cases) {
+    Session session(c.flags);
+    EXPECT_EQ(session.session, nullptr);
+    EXPECT_NE(std::string(session.error).find(c.error), std::string::npos)
+        << "got: " << session.error;
+  }
+  const char *flags[] = {nullptr};
+  char error[64];
+  EXPECT_EQ(kiln_compiler_session_create(flags, 1, error, sizeof(error)),
+            nullptr);
+  EXPECT_STREQ(error, "flag 0 is NULL");
+}
+
+TEST(CompilerAPI, ErrorsComeBackAsLocatedDiagnostics) {
+  Session session;
+  ASSERT_NE(session.session, nullptr);
+  // A parse error, a type the compiler does not take, an unknown op.
+  struct Case {
+    std::string text;
+    const char *expected;
+  } cases[] = {
+      {"func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %b : "
+       "tensor<4xf32>\n}\n",
+       "prog.mlir:2:10: use of undeclared SSA value name"},
+      {"func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {\n  return %a : "
+       "tensor<?xf32>\n}\n",
+       "prog.mlir:1:"},
+      {"func.func @f() {\n  \"nope.op\"() : () -> ()\n  return\n}\n",
+       "prog.mlir:2:"},
+  };
+  for (const Case &c : cases) {
+    Output output(session, c.text, "prog.mlir");
+    EXPECT_FALSE(kiln_compiler_output_ok(output.output));
+    size_t size = 1;
+    EXPECT_EQ(kiln_compiler_output_module(output.output, &size), nullptr);
+    EXPECT_EQ(size, 0u);
+    ASSERT_GE(kiln_compiler_output_diagnostic_count(output.output), 1u);
+    EXPECT_EQ(kiln_compiler_output_diagnostic(output.output, 0)->severity,
+              KILN_COMPILER_SEVERITY_ERROR);
+    EXPECT_NE(output.diagnostics().find(c.expected), std::string::npos)
+        << output.diagnostics();
+  }
+}
+
+// LLVM 22's linalg.reduce parser crashes after a malformed `dimensions`
+// list; the API reports it instead.
+TEST(CompilerAPI, MalformedIndexListIsAnErrorNotACrash) {
+  Session session;
+  std::string text =
+      R"(func.func @f(%a: tensor<4x8xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {
+  %r = linalg.reduce ins(%a : tensor<4x8xf32>) outs(%i : tensor<4xf32>) dimensions = [1,
+    (%x: f32, %y: f32) { %s = arith.addf %x, %y : f32  linalg.yield %s : f32 }
+  return %r : tensor<4xf32>
+}
+)";
+  Output output(session, text, "reduce.mlir");
+  EXPECT_FALSE(kiln_compiler_output_ok(output.output));
+  EXPECT_NE(output.diagnostics().find("reduce.mlir:2:73: malformed index list"),
+            std::string::npos)
+      << output.diagnostics();
+  // Comments and identifiers that merely contain the word are fine.
+  Output fine(session, std::string("// dimensions of the sum\n") + kAdd,
+              "add.mlir");
+  EXPECT_TRUE(kiln_compiler_output_ok(fine.output)) << fine.diagnostics();
+}
+
+TEST(CompilerAPI, NullArgumentsAreDiagnosed) {
+  Output noSession(Session({"--frobnicate"}), kAdd, "add.mlir");
+  EXPECT_FALSE(kiln_compiler_output_ok(noSession.output));
+  EXPECT_NE(noSession.diagnostics().find("the session is NULL"),
+            std::string::npos);
+  EXPECT_EQ(kiln_compiler_output_diagnostic(noSession.output, 99), nullptr);
+  EXPECT_FALSE(kiln_compiler_output_ok(nullptr));
+  EXPECT_EQ(kiln_compiler_output_diagnostic_count(nullptr), 0u);
+  kiln_compiler_output_destroy(nullptr);
+  kiln_compiler_session_destroy(nullptr);
+}
+
+// One session, four threads compiling at once (each compile has its own
+// context; host codegen's in-process lld is serialized inside).
+TEST(CompilerAPI, OneSessionCompilesOnManyThreads) {
+  Session session({"--target=host"});
+  ASSERT_NE(session.session, nullptr);
+  std::vector<std::thread> threads;
+  std::vector<std::vector<float>> results(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      Output output(session, kAdd, "add.mlir");
+      if (kiln_compiler_output_ok(output.output))
+        results[t] = runAdd(output);
+      else
+        ADD_FAILURE() << output.diagnostics();
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const auto &result : results)
+    EXPECT_EQ(result, (std::vector<float>{11, 22, 33, 44}));
+}
+
+} // namespace
