@@ -102,7 +102,7 @@ static cl::opt<std::string>
     moduleName("module-name",
                cl::desc("Name stored in the module (default: input stem)"),
                cl::value_desc("name"), cl::cat(kilnCategory));
-static cl::opt<bool> verbose("v", cl::desc("Print progress to stderr"),
+static cl::opt<bool> verbose("v", cl::desc("Print progress and the time of each phase to stderr"),
                              cl::cat(kilnCategory));
 
 // The compile options of the command line, as kiln-compile flags for the

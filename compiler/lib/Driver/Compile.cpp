@@ -33,6 +33,19 @@ private:
     if (hooks.progress)
       hooks.progress(message);
   }
+  // Reports "<what> took N.NNN s" when progress is wanted.
+  struct Timed {
+    Compiler &compiler;
+    std::string what;
+    std::chrono::steady_clock::time_point start =
+        std::chrono::steady_clock::now();
+    ~Timed() {
+      std::chrono::duration<double> seconds =
+          std::chrono::steady_clock::now() - start;
+      compiler.progress(llvm::formatv("{0} took {1:F3} s", what,
+                                      seconds.count()));
+    }
+  };
 
   ModuleOp module;
   const CompileOptions &options;
@@ -61,6 +74,7 @@ LogicalResult Compiler::runPhase(StringRef name,
                                  function_ref<void(OpPassManager &)> build) {
   ++phaseCount;
   progress("phase " + name);
+  Timed timed{*this, ("phase " + name).str()};
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   addCrashContext(pm);
   build(pm);
@@ -88,6 +102,7 @@ LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
       switch (target) {
       case CompileTarget::Host: {
         progress("codegen " + executable.getSymName() + " for host");
+        Timed timed{*this, ("codegen " + executable.getSymName() + " for host").str()};
         HostTargetOptions hostOptions = options.host;
         hostOptions.dumpDir = executableDumpDir;
         FailureOr<HostExecutableBinary> binary =
@@ -98,8 +113,11 @@ LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
         break;
       }
       case CompileTarget::ROCM: {
-        progress("codegen " + executable.getSymName() +
-                 " for rocm:" + llvm::join(options.rocm.chips, ","));
+        std::string what = ("codegen " + executable.getSymName() +
+                            " for rocm:" + llvm::join(options.rocm.chips, ","))
+                               .str();
+        progress(what);
+        Timed timed{*this, what};
         ROCMTargetOptions rocmOptions = options.rocm;
         rocmOptions.dumpDir = executableDumpDir;
         FailureOr<std::vector<ROCMExecutableBinary>> chipBinaries =
@@ -111,8 +129,11 @@ LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
         break;
       }
       case CompileTarget::CUDA: {
-        progress("codegen " + executable.getSymName() +
-                 " for cuda:" + llvm::join(options.cuda.chips, ","));
+        std::string what = ("codegen " + executable.getSymName() +
+                            " for cuda:" + llvm::join(options.cuda.chips, ","))
+                               .str();
+        progress(what);
+        Timed timed{*this, what};
         CUDATargetOptions cudaOptions = options.cuda;
         cudaOptions.dumpDir = executableDumpDir;
         FailureOr<std::vector<CUDAExecutableBinary>> chipBinaries =
