@@ -1,0 +1,716 @@
+"""kiln.torch: compile PyTorch modules with Kiln.
+
+    import torch, kiln.torch
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                                torch.nn.Linear(128, 10)).eval()
+    compiled = kiln.torch.compile(model, (torch.randn(8, 64),),
+                                  target="host", device="local")
+    y = compiled(torch.randn(8, 64))        # a torch tensor, computed by Kiln
+    print(compiled.mlir)                    # the program Kiln compiled
+
+The model is traced with torch.fx (symbolic tracing, as torch 1.13 has it),
+its shapes and element types taken from example_inputs, and written as an
+MLIR program over static-shape tensors (linalg, tensor, arith, math);
+parameters and buffers become constants of the program. export() returns
+that text.
+
+Ops: nn.Linear, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh,
+nn.Softmax, nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval:
+identity), nn.Flatten; torch / torch.nn.functional / tensor-method forms
+of linear, matmul / bmm / @, relu, gelu (exact and tanh), silu, sigmoid,
+tanh, exp, softmax, log_softmax, layer_norm, +, -, *, / (broadcasting,
+tensors and Python numbers), neg, reshape / view / flatten, permute /
+transpose / .T, contiguous. Anything else raises UnsupportedOpError naming
+the op and the line of the model's source that called it.
+"""
+
+import operator
+
+import numpy as np
+import torch
+import torch.fx
+import torch.nn.functional as F
+from torch.fx.passes.shape_prop import ShapeProp
+
+import kiln.compiler
+import kiln.runtime
+
+_ELEMENT = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.int64: "i64",
+    torch.int32: "i32",
+    torch.int16: "i16",
+    torch.int8: "i8",
+    torch.bool: "i1",
+}
+
+
+class UnsupportedOpError(Exception):
+    """The model uses an op kiln.torch cannot translate (yet)."""
+
+
+def _element(dtype):
+    try:
+        return _ELEMENT[dtype]
+    except KeyError:
+        raise UnsupportedOpError(f"element type {dtype} is not supported") from None
+
+
+def _ttype(shape, element):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _float_literal(value, element):
+    if element in ("f32", "f16", "bf16", "f64"):
+        if np.isfinite(value):
+            # MLIR float literals need a '.' before any exponent (1.0e-05).
+            mantissa, _, exponent = repr(float(value)).partition("e")
+            if "." not in mantissa:
+                mantissa += ".0"
+            return mantissa + ("e" + exponent if exponent else "")
+        return {
+            float("inf"): "0x7F800000", float("-inf"): "0xFF800000"}.get(
+                float(value), "0x7FC00000")
+    return str(int(value))
+
+
+class _Emitter:
+    def __init__(self, gm, name):
+        self.gm = gm
+        self.name = name
+        self.lines = []
+        self.values = {}   # fx node -> (ssa name, shape, element)
+        self.counter = 0
+        self.modules = dict(gm.named_modules())
+
+    # --- helpers -------------------------------------------------------------
+
+    def fresh(self):
+        self.counter += 1
+        return f"%v{self.counter}"
+
+    def emit(self, line):
+        self.lines.append("  " + line)
+
+    def where(self, node):
+        """Where the model's source made `node`: the innermost frame of its
+        recorded stack outside kiln.torch (torch.fx lists innermost first)."""
+        lines = (node.stack_trace or "").strip().splitlines()
+        for i, line in enumerate(lines):
+            text = line.strip()
+            if text.startswith("File ") and __file__ not in text:
+                code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+                if code.startswith("File "):  # no source line (exec'd code)
+                    code = ""
+                return f" at {text}" + (f": {code}" if code else "")
+        return ""
+
+    def unsupported(self, node, what):
+        raise UnsupportedOpError(f"kiln.torch: unsupported op {what}{self.where(node)}")
+
+    def value(self, node, arg):
+        if isinstance(arg, torch.fx.Node):
+            return self.values[arg]
+        self.unsupported(node, f"argument {arg!r} of {node.target}")
+
+    def empty(self, shape, element):
+        name = self.fresh()
+        self.emit(f"{name} = tensor.empty() : {_ttype(shape, element)}")
+        return name
+
+    def constant(self, array, element):
+        array = np.ascontiguousarray(array)
+        name = self.fresh()
+        ttype = _ttype(array.shape, element)
+        if element == "bf16":
+            data = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        elif element == "i1":
+            data = array.astype(np.uint8)
+        else:
+            data = array
+        self.emit(f'{name} = arith.constant dense<"0x{data.tobytes().hex().upper()}"> : {ttype}')
+        return name
+
+    def generic(self, inputs, out_shape, element, body, reduce_dims=(), init=None):
+        """A linalg.generic over out_shape (+ reduce_dims appended as the
+        innermost loops for reductions). inputs: (ssa, shape, map exprs);
+        body(args) -> list of body lines ending with the yielded value name."""
+        rank = len(out_shape) + len(reduce_dims)
+        dims = [f"d{i}" for i in range(rank)]
+        maps, ins = [], []
+        for ssa, shape, exprs in inputs:
+            maps.append(f"affine_map<({', '.join(dims)}) -> ({', '.join(exprs)})>")
+            ins.append((ssa, _ttype(shape, self.values_element(ssa, element))))
+        out_exprs = [f"d{i}" for i in range(len(out_shape))]
+        maps.append(f"affine_map<({', '.join(dims)}) -> ({', '.join(out_exprs)})>")
+        iters = ['"parallel"'] * len(out_shape) + ['"reduction"'] * len(reduce_dims)
+        out_type = _ttype(out_shape, element)
+        out = init if init is not None else self.empty(out_shape, element)
+        name = self.fresh()
+        args = [f"%in{i}" for i in range(len(inputs))]
+        ins_text = ", ".join(s for s, _ in ins)
+        ins_types = ", ".join(t for _, t in ins)
+        block_args = ", ".join(f"{a}: {self.values_element(s, element)}"
+                               for a, (s, _) in zip(args, ins))
+        block_args += (", " if block_args else "") + f"%out: {element}"
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
+                  f"iterator_types = [{', '.join(iters)}]}}"
+                  + (f" ins({ins_text} : {ins_types})" if inputs else "")
+                  + f" outs({out} : {out_type}) {{")
+        self.emit(f"^bb0({block_args}):")
+        lines = body(args, "%out")
+        for line in lines[:-1]:
+            self.emit("  " + line)
+        self.emit(f"  linalg.yield {lines[-1]} : {element}")
+        self.emit(f"}} -> {out_type}")
+        return name
+
+    def values_element(self, ssa, default):
+        return self.elements.get(ssa, default)
+
+    # --- lowering ------------------------------------------------------------
+
+    def run(self, example_inputs):
+        self.elements = {}
+        args = []
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(example_inputs):
+            raise UnsupportedOpError(
+                f"kiln.torch: the model takes {len(placeholders)} inputs, "
+                f"{len(example_inputs)} example inputs were given")
+        for i, node in enumerate(placeholders):
+            meta = node.meta["tensor_meta"]
+            element = _element(meta.dtype)
+            ssa = f"%arg{i}"
+            args.append(f"{ssa}: {_ttype(tuple(meta.shape), element)}")
+            self.set(node, ssa, tuple(meta.shape), element)
+        result = None
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                result = node.args[0]
+                continue
+            self.lower(node)
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        returned = [self.values[o] for o in outputs]
+        out_types = ", ".join(_ttype(s, e) for _, s, e in returned)
+        header = f"func.func @{self.name}({', '.join(args)}) -> ({out_types}) {{"
+        self.emit(f"return {', '.join(v for v, _, _ in returned)} : {out_types}")
+        return "\n".join([header] + self.lines + ["}", ""])
+
+    def set(self, node, ssa, shape, element):
+        self.values[node] = (ssa, tuple(shape), element)
+        self.elements[ssa] = element
+
+    def meta(self, node):
+        meta = node.meta.get("tensor_meta")
+        if meta is None or not hasattr(meta, "shape"):
+            self.unsupported(node, f"{node.target} (its result is not one tensor)")
+        return tuple(meta.shape), _element(meta.dtype)
+
+    def lower(self, node):
+        if node.op == "get_attr":
+            tensor = self.gm
+            for part in node.target.split("."):
+                tensor = getattr(tensor, part)
+            tensor = tensor.detach().cpu()
+            element = _element(tensor.dtype)
+            array = tensor.float().numpy() if element == "bf16" else tensor.numpy()
+            self.set(node, self.constant(array, element), tensor.shape, element)
+            return
+        if node.op == "call_module":
+            return self.lower_module(node, self.modules[node.target])
+        if node.op == "call_function":
+            return self.lower_function(node, node.target, node.args, node.kwargs)
+        if node.op == "call_method":
+            return self.lower_method(node, node.target, node.args, node.kwargs)
+        self.unsupported(node, node.op)
+
+    # modules
+    def lower_module(self, node, module):
+        x = node.args[0]
+        nn = torch.nn
+        if isinstance(module, (nn.Dropout, nn.Identity)):
+            self.values[node] = self.values[x]
+            return
+        if isinstance(module, nn.Linear):
+            return self.linear(node, x, self.param(module.weight),
+                               self.param(module.bias) if module.bias is not None else None)
+        if isinstance(module, nn.ReLU):
+            return self.unary(node, x, "relu")
+        if isinstance(module, nn.GELU):
+            return self.unary(node, x, "gelu_tanh" if module.approximate == "tanh" else "gelu")
+        if isinstance(module, nn.SiLU):
+            return self.unary(node, x, "silu")
+        if isinstance(module, nn.Sigmoid):
+            return self.unary(node, x, "sigmoid")
+        if isinstance(module, nn.Tanh):
+            return self.unary(node, x, "tanh")
+        if isinstance(module, nn.Softmax):
+            return self.softmax(node, x, module.dim, log=False)
+        if isinstance(module, nn.LogSoftmax):
+            return self.softmax(node, x, module.dim, log=True)
+        if isinstance(module, nn.LayerNorm):
+            return self.layer_norm(node, x, tuple(module.normalized_shape),
+                                   self.param(module.weight) if module.weight is not None else None,
+                                   self.param(module.bias) if module.bias is not None else None,
+                                   module.eps)
+        if isinstance(module, nn.Flatten):
+            return self.reshape(node, x)
+        self.unsupported(node, f"module {type(module).__name__} ({node.target})")
+
+    def param(self, tensor):
+        tensor = tensor.detach().cpu()
+        element = _element(tensor.dtype)
+        array = tensor.float().numpy() if element == "bf16" else tensor.numpy()
+        return (self.constant(array, element), tuple(tensor.shape), element)
+
+    # functions
+    def lower_function(self, node, fn, args, kwargs):
+        unary = {torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid",
+                 torch.tanh: "tanh", F.silu: "silu", torch.exp: "exp",
+                 torch.neg: "neg", operator.neg: "neg"}
+        if fn in unary:
+            return self.unary(node, args[0], unary[fn])
+        if fn is F.gelu:
+            approximate = kwargs.get("approximate", "none")
+            return self.unary(node, args[0], "gelu_tanh" if approximate == "tanh" else "gelu")
+        binary = {operator.add: "add", torch.add: "add", operator.sub: "sub",
+                  torch.sub: "sub", operator.mul: "mul", torch.mul: "mul",
+                  operator.truediv: "div", torch.div: "div"}
+        if fn in binary:
+            return self.binary(node, binary[fn], args[0], args[1])
+        if fn in (torch.matmul, operator.matmul, torch.bmm):
+            return self.matmul(node, args[0], args[1])
+        if fn is F.linear:
+            weight = self.values[args[1]]
+            bias = args[2] if len(args) > 2 else kwargs.get("bias")
+            return self.linear(node, args[0], weight,
+                               self.values[bias] if bias is not None else None)
+        if fn in (F.softmax, torch.softmax, F.log_softmax, torch.log_softmax):
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            return self.softmax(node, args[0], dim,
+                                log=fn in (F.log_softmax, torch.log_softmax))
+        if fn is F.layer_norm:
+            shape = tuple(args[1] if len(args) > 1 else kwargs["normalized_shape"])
+            weight = args[2] if len(args) > 2 else kwargs.get("weight")
+            bias = args[3] if len(args) > 3 else kwargs.get("bias")
+            eps = args[4] if len(args) > 4 else kwargs.get("eps", 1e-5)
+            return self.layer_norm(node, args[0], shape,
+                                   self.values[weight] if weight is not None else None,
+                                   self.values[bias] if bias is not None else None, eps)
+        if fn in (torch.flatten, torch.reshape):
+            return self.reshape(node, args[0])
+        if fn in (torch.transpose, torch.permute):
+            return self.permute(node, args[0])
+        if fn is operator.getitem:
+            return self.getitem(node, args[0], args[1])
+        name = getattr(fn, "__name__", str(fn))
+        self.unsupported(node, f"{getattr(fn, '__module__', '') or ''}.{name}".lstrip("."))
+
+    def lower_method(self, node, method, args, kwargs):
+        if method in ("view", "reshape", "flatten"):
+            return self.reshape(node, args[0])
+        if method in ("permute", "transpose", "t"):
+            return self.permute(node, args[0])
+        if method == "contiguous":
+            self.values[node] = self.values[args[0]]
+            return
+        if method in ("relu", "sigmoid", "tanh", "exp", "neg"):
+            return self.unary(node, args[0], method)
+        if method in ("softmax", "log_softmax"):
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            return self.softmax(node, args[0], dim, log=method == "log_softmax")
+        if method in ("add", "sub", "mul", "div"):
+            return self.binary(node, method, args[0], args[1])
+        if method == "matmul":
+            return self.matmul(node, args[0], args[1])
+        self.unsupported(node, f"Tensor.{method}")
+
+    # --- op emitters ---------------------------------------------------------
+
+    def float_only(self, node, element):
+        if element not in ("f32", "f16", "bf16", "f64"):
+            self.unsupported(node, f"{node.target} on {element} tensors")
+
+    def unary(self, node, x, kind):
+        ssa, shape, element = self.value(node, x)
+        self.float_only(node, element)
+        t = element
+
+        def body(a, out):
+            v = a[0]
+            c = lambda name, value: f"{name} = arith.constant {_float_literal(value, t)} : {t}"
+            if kind == "relu":
+                return [c("%zero", 0.0), f"%r = arith.maximumf {v}, %zero : {t}", "%r"]
+            if kind == "neg":
+                return [f"%r = arith.negf {v} : {t}", "%r"]
+            if kind == "exp":
+                return [f"%r = math.exp {v} : {t}", "%r"]
+            if kind == "tanh":
+                return [f"%r = math.tanh {v} : {t}", "%r"]
+            if kind in ("sigmoid", "silu"):
+                lines = [c("%one", 1.0), f"%n = arith.negf {v} : {t}",
+                         f"%e = math.exp %n : {t}", f"%d = arith.addf %one, %e : {t}",
+                         f"%s = arith.divf %one, %d : {t}"]
+                if kind == "silu":
+                    return lines + [f"%r = arith.mulf {v}, %s : {t}", "%r"]
+                return lines + ["%s"]
+            if kind == "gelu":
+                return [c("%half", 0.5), c("%one", 1.0), c("%rsqrt2", 0.7071067811865476),
+                        f"%a = arith.mulf {v}, %rsqrt2 : {t}", f"%e = math.erf %a : {t}",
+                        f"%b = arith.addf %one, %e : {t}", f"%h = arith.mulf {v}, %half : {t}",
+                        f"%r = arith.mulf %h, %b : {t}", "%r"]
+            if kind == "gelu_tanh":
+                return [c("%half", 0.5), c("%one", 1.0), c("%k", 0.7978845608028654),
+                        c("%c", 0.044715), f"%x2 = arith.mulf {v}, {v} : {t}",
+                        f"%x3 = arith.mulf %x2, {v} : {t}", f"%cx3 = arith.mulf %c, %x3 : {t}",
+                        f"%in = arith.addf {v}, %cx3 : {t}", f"%kin = arith.mulf %k, %in : {t}",
+                        f"%th = math.tanh %kin : {t}", f"%b = arith.addf %one, %th : {t}",
+                        f"%h = arith.mulf {v}, %half : {t}", f"%r = arith.mulf %h, %b : {t}", "%r"]
+            raise AssertionError(kind)
+
+        identity = [f"d{i}" for i in range(len(shape))]
+        out = self.generic([(ssa, shape, identity)], shape, element, body)
+        self.set(node, out, shape, element)
+
+    def broadcast_map(self, shape, out_shape):
+        offset = len(out_shape) - len(shape)
+        return [("0" if shape[i] == 1 and out_shape[offset + i] != 1 else f"d{offset + i}")
+                for i in range(len(shape))]
+
+    def binary(self, node, kind, a, b):
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        inputs, operands = [], []
+        for arg in (a, b):
+            if isinstance(arg, (int, float)):
+                operands.append(("const", float(arg)))
+                continue
+            ssa, shape, _ = self.value(node, arg)
+            inputs.append((ssa, shape, self.broadcast_map(shape, out_shape)))
+            operands.append(("in", len(inputs) - 1))
+        op = {"add": "arith.addf", "sub": "arith.subf", "mul": "arith.mulf",
+              "div": "arith.divf"}[kind]
+
+        def body(args, out):
+            lines, names = [], []
+            for i, (k, v) in enumerate(operands):
+                if k == "const":
+                    lines.append(f"%c{i} = arith.constant {_float_literal(v, element)} : {element}")
+                    names.append(f"%c{i}")
+                else:
+                    names.append(args[v])
+            return lines + [f"%r = {op} {names[0]}, {names[1]} : {element}", "%r"]
+
+        out = self.generic(inputs, out_shape, element, body)
+        self.set(node, out, out_shape, element)
+
+    def contraction(self, a, b, out_shape, element, a_exprs, b_exprs):
+        """out[d0..dn] = sum_k a * b, with k the innermost (reduction) loop."""
+        zero = self.fresh()
+        self.emit(f"{zero} = arith.constant {_float_literal(0.0, element)} : {element}")
+        init = self.fresh()
+        self.emit(f"{init} = linalg.fill ins({zero} : {element}) outs({self.empty(out_shape, element)} : "
+                  f"{_ttype(out_shape, element)}) -> {_ttype(out_shape, element)}")
+        return self.generic([(a[0], a[1], a_exprs), (b[0], b[1], b_exprs)], out_shape,
+                            element,
+                            lambda args, out: [f"%p = arith.mulf {args[0]}, {args[1]} : {element}",
+                                               f"%s = arith.addf {out}, %p : {element}", "%s"],
+                            reduce_dims=(1,), init=init)
+
+    def matmul(self, node, a, b):
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        av, bv = self.value(node, a), self.value(node, b)
+        ra, rb = len(av[1]), len(bv[1])
+        if ra < 2 or rb < 2:
+            self.unsupported(node, "matmul with a vector operand")
+        n = len(out_shape)          # batch dims then m, n
+        k = f"d{n}"
+        a_exprs = self.broadcast_map(av[1][:-2], out_shape[:-2]) + [f"d{n - 2}", k]
+        b_exprs = self.broadcast_map(bv[1][:-2], out_shape[:-2]) + [k, f"d{n - 1}"]
+        out = self.contraction(av, bv, out_shape, element, a_exprs, b_exprs)
+        self.set(node, out, out_shape, element)
+
+    def linear(self, node, x, weight, bias):
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        xv = self.value(node, x)
+        n = len(out_shape)
+        k = f"d{n}"
+        x_exprs = [f"d{i}" for i in range(n - 1)] + [k]
+        w_exprs = [f"d{n - 1}", k]          # weight is (out_features, in_features)
+        out = self.contraction(xv, weight, out_shape, element, x_exprs, w_exprs)
+        if bias is not None:
+            b_exprs = [f"d{n - 1}"]
+            out = self.generic([(out, out_shape, [f"d{i}" for i in range(n)]),
+                                (bias[0], bias[1], b_exprs)], out_shape, element,
+                               lambda a, o: [f"%r = arith.addf {a[0]}, {a[1]} : {element}", "%r"])
+        self.set(node, out, out_shape, element)
+
+    def reduce_last(self, ssa, shape, element, combine, neutral, pre=None):
+        """Reduces the last dim of ssa (shape) into shape[:-1]; pre(arg) maps
+        each element first (lines, value)."""
+        rows = shape[:-1]
+        c = self.fresh()
+        self.emit(f"{c} = arith.constant {_float_literal(neutral, element)} : {element}")
+        init = self.fresh()
+        self.emit(f"{init} = linalg.fill ins({c} : {element}) outs({self.empty(rows, element)} : "
+                  f"{_ttype(rows, element)}) -> {_ttype(rows, element)}")
+        exprs = [f"d{i}" for i in range(len(shape))]
+
+        def body(args, out):
+            lines, v = pre(args[0]) if pre else ([], args[0])
+            return lines + [f"%r = {combine} {out}, {v} : {element}", "%r"]
+
+        return self.generic([(ssa, shape, exprs)], rows, element, body,
+                            reduce_dims=(1,), init=init)
+
+    def row_map(self, shape):
+        return [f"d{i}" for i in range(len(shape) - 1)]
+
+    def moved_last(self, node, x, dim):
+        """(ssa, shape, element, permutation or None): x with `dim` moved last."""
+        ssa, shape, element = self.value(node, x)
+        rank = len(shape)
+        dim = dim % rank
+        if dim == rank - 1:
+            return ssa, shape, element, None
+        perm = [i for i in range(rank) if i != dim] + [dim]
+        return self.transpose(ssa, shape, element, perm), tuple(shape[p] for p in perm), element, perm
+
+    def transpose(self, ssa, shape, element, perm):
+        out_shape = tuple(shape[p] for p in perm)
+        name = self.fresh()
+        self.emit(f"{name} = linalg.transpose ins({ssa} : {_ttype(shape, element)}) "
+                  f"outs({self.empty(out_shape, element)} : {_ttype(out_shape, element)}) "
+                  f"permutation = [{', '.join(str(p) for p in perm)}]")
+        return name
+
+    def softmax(self, node, x, dim, log):
+        if dim is None:
+            self.unsupported(node, "softmax without dim")
+        ssa, shape, element, perm = self.moved_last(node, x, dim)
+        self.float_only(node, element)
+        t = element
+        mx = self.reduce_last(ssa, shape, t, "arith.maximumf", float("-inf"))
+        full = [f"d{i}" for i in range(len(shape))]
+        rows = self.row_map(shape)
+        # exp(x - max) and its sum
+        e = self.generic([(ssa, shape, full), (mx, shape[:-1], rows)], shape, t,
+                         lambda a, o: [f"%d = arith.subf {a[0]}, {a[1]} : {t}",
+                                       f"%r = math.exp %d : {t}", "%r"])
+        sm = self.reduce_last(e, shape, t, "arith.addf", 0.0)
+        if log:
+            out = self.generic([(ssa, shape, full), (mx, shape[:-1], rows), (sm, shape[:-1], rows)],
+                               shape, t,
+                               lambda a, o: [f"%d = arith.subf {a[0]}, {a[1]} : {t}",
+                                             f"%l = math.log {a[2]} : {t}",
+                                             f"%r = arith.subf %d, %l : {t}", "%r"])
+        else:
+            out = self.generic([(e, shape, full), (sm, shape[:-1], rows)], shape, t,
+                               lambda a, o: [f"%r = arith.divf {a[0]}, {a[1]} : {t}", "%r"])
+        if perm is not None:
+            inverse = [perm.index(i) for i in range(len(perm))]
+            out = self.transpose(out, shape, t, inverse)
+            shape = tuple(shape[p] for p in inverse)
+        self.set(node, out, shape, t)
+
+    def layer_norm(self, node, x, normalized, weight, bias, eps):
+        ssa, shape, element = self.value(node, x)
+        self.float_only(node, element)
+        t = element
+        count = int(np.prod(normalized))
+        lead = shape[:len(shape) - len(normalized)]
+        flat = lead + (count,)
+        if len(normalized) != 1:
+            ssa = self.reshape_value(ssa, shape, flat, t)
+        full = [f"d{i}" for i in range(len(flat))]
+        rows = self.row_map(flat)
+        inv_n = _float_literal(1.0 / count, t)
+        total = self.reduce_last(ssa, flat, t, "arith.addf", 0.0)
+        mean = self.generic([(total, lead, [f"d{i}" for i in range(len(lead))])], lead, t,
+                            lambda a, o: [f"%n = arith.constant {inv_n} : {t}",
+                                          f"%r = arith.mulf {a[0]}, %n : {t}", "%r"])
+        centered = self.generic([(ssa, flat, full), (mean, lead, rows)], flat, t,
+                                lambda a, o: [f"%r = arith.subf {a[0]}, {a[1]} : {t}", "%r"])
+        sq = self.reduce_last(centered, flat, t, "arith.addf", 0.0,
+                              pre=lambda v: ([f"%q = arith.mulf {v}, {v} : {t}"], "%q"))
+        eps_text = _float_literal(eps, t)
+        rstd = self.generic([(sq, lead, [f"d{i}" for i in range(len(lead))])], lead, t,
+                            lambda a, o: [f"%n = arith.constant {inv_n} : {t}",
+                                          f"%e = arith.constant {eps_text} : {t}",
+                                          f"%v = arith.mulf {a[0]}, %n : {t}",
+                                          f"%ve = arith.addf %v, %e : {t}",
+                                          f"%r = math.rsqrt %ve : {t}", "%r"])
+        inputs = [(centered, flat, full), (rstd, lead, rows)]
+        if weight is not None:
+            w = weight if len(normalized) == 1 else (
+                self.reshape_value(weight[0], weight[1], (count,), t), (count,), t)
+            inputs.append((w[0], (count,), [f"d{len(flat) - 1}"]))
+        if bias is not None:
+            bb = bias if len(normalized) == 1 else (
+                self.reshape_value(bias[0], bias[1], (count,), t), (count,), t)
+            inputs.append((bb[0], (count,), [f"d{len(flat) - 1}"]))
+
+        def body(a, o):
+            lines = [f"%n = arith.mulf {a[0]}, {a[1]} : {t}"]
+            v = "%n"
+            if weight is not None:
+                lines.append(f"%w = arith.mulf {v}, {a[2]} : {t}")
+                v = "%w"
+            if bias is not None:
+                lines.append(f"%b = arith.addf {v}, {a[-1]} : {t}")
+                v = "%b"
+            return lines + [v]
+
+        out = self.generic(inputs, flat, t, body)
+        if len(normalized) != 1:
+            out = self.reshape_value(out, flat, shape, t)
+        self.set(node, out, shape, t)
+
+    def reshape_value(self, ssa, shape, out_shape, element):
+        """ssa of shape as out_shape (same element count), through 1-D."""
+        shape, out_shape = tuple(shape), tuple(out_shape)
+        if shape == out_shape:
+            return ssa
+        count = int(np.prod(shape))
+        flat = ssa
+        if len(shape) != 1:
+            flat = self.fresh()
+            groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
+            self.emit(f"{flat} = tensor.collapse_shape {ssa} {groups} : "
+                      f"{_ttype(shape, element)} into {_ttype((count,), element)}")
+        if len(out_shape) == 1:
+            return flat
+        out = self.fresh()
+        groups = "[[" + ", ".join(str(i) for i in range(len(out_shape))) + "]]"
+        self.emit(f"{out} = tensor.expand_shape {flat} {groups} output_shape "
+                  f"[{', '.join(str(d) for d in out_shape)}] : "
+                  f"{_ttype((count,), element)} into {_ttype(out_shape, element)}")
+        return out
+
+    def getitem(self, node, x, index):
+        """x[i], x[i, j], x[:, i], ...: integers and full slices."""
+        ssa, shape, element = self.value(node, x)
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) > len(shape) or not all(
+                isinstance(i, int) or (isinstance(i, slice) and i == slice(None))
+                for i in index):
+            self.unsupported(node, f"indexing with {index!r} (integers and ':' only)")
+        offsets, sizes = [], []
+        for d, extent in enumerate(shape):
+            i = index[d] if d < len(index) else slice(None)
+            if isinstance(i, int):
+                offsets.append(str(i % extent))
+                sizes.append("1")
+            else:
+                offsets.append("0")
+                sizes.append(str(extent))
+        out_shape, _ = self.meta(node)
+        name = self.fresh()
+        self.emit(f"{name} = tensor.extract_slice {ssa}[{', '.join(offsets)}] "
+                  f"[{', '.join(sizes)}] [{', '.join('1' for _ in shape)}] : "
+                  f"{_ttype(shape, element)} to {_ttype(out_shape, element)}")
+        self.set(node, name, out_shape, element)
+
+    def reshape(self, node, x):
+        out_shape, element = self.meta(node)
+        ssa, shape, _ = self.value(node, x)
+        self.set(node, self.reshape_value(ssa, shape, out_shape, element), out_shape, element)
+
+    def permute(self, node, x):
+        out_shape, element = self.meta(node)
+        ssa, shape, _ = self.value(node, x)
+        rank = len(shape)
+        if node.op == "call_method" and node.target == "t" or (
+                node.op == "call_function" and node.target is torch.transpose) or (
+                node.op == "call_method" and node.target == "transpose"):
+            if node.target == "t":
+                d0, d1 = 0, 1
+            else:
+                d0, d1 = node.args[1] % rank, node.args[2] % rank
+            perm = list(range(rank))
+            perm[d0], perm[d1] = perm[d1], perm[d0]
+        else:
+            dims = node.args[1:] if node.op == "call_method" else node.args[1]
+            if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+                dims = dims[0]
+            perm = [d % rank for d in dims]
+        self.set(node, self.transpose(ssa, shape, element, perm), out_shape, element)
+
+
+class _Tracer(torch.fx.Tracer):
+    def __init__(self):
+        super().__init__()
+        self.record_stack_traces = True
+
+
+def export(module, example_inputs, function_name="main"):
+    """The MLIR program (text) of module for inputs shaped like
+    example_inputs (a tuple of tensors)."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    module = module.eval()
+    tracer = _Tracer()
+    graph = tracer.trace(module)
+    gm = torch.fx.GraphModule(tracer.root, graph)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(example_inputs):
+        raise UnsupportedOpError(
+            f"kiln.torch: the model takes {len(placeholders)} inputs, "
+            f"{len(example_inputs)} example inputs were given")
+    with torch.no_grad():
+        ShapeProp(gm).propagate(*example_inputs)
+    return _Emitter(gm, function_name).run(example_inputs)
+
+
+class CompiledModule:
+    """A PyTorch module compiled by Kiln: call it with tensors shaped like
+    the example inputs; returns torch tensors (CPU)."""
+
+    def __init__(self, mlir, module_bytes, device, function_name):
+        self.mlir = mlir
+        self.module_bytes = module_bytes
+        self.device = device
+        self.module = device.load(module_bytes)
+        self.function = self.module[function_name]
+
+    def __call__(self, *inputs):
+        arrays = []
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                x = x.detach().cpu()
+                if x.dtype == torch.bfloat16:
+                    x = x.view(torch.int16).numpy().view(np.uint16)
+                else:
+                    x = x.contiguous().numpy()
+            arrays.append(x)
+        results = self.function(*arrays)
+        single = not isinstance(results, tuple)
+        tensors = [self._to_torch(r) for r in ((results,) if single else results)]
+        return tensors[0] if single else tuple(tensors)
+
+    @staticmethod
+    def _to_torch(array):
+        if array.dtype == np.uint16 or str(array.dtype) == "bfloat16":
+            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
+        return torch.from_numpy(array)
+
+
+def compile(module, example_inputs, target="host", device="local",
+            function_name="main", **compile_options):
+    """Traces module, compiles it with Kiln (kiln-compile's options as
+    keywords) and loads it on device (a URI or a kiln.runtime.Device)."""
+    mlir = export(module, example_inputs, function_name)
+    module_bytes = kiln.compiler.compile_str(mlir, name=f"{type(module).__name__}.mlir",
+                                             target=target, **compile_options)
+    if not isinstance(device, kiln.runtime.Device):
+        device = kiln.runtime.Device(device)
+    return CompiledModule(mlir, module_bytes, device, function_name)

@@ -1,0 +1,119 @@
+"""Tests of kiln.torch: PyTorch modules traced with torch.fx, compiled by
+Kiln and run on `local`, against PyTorch's own results."""
+
+import unittest
+
+try:
+    import torch
+    import torch.nn.functional as F
+    import kiln.torch
+except ImportError as e:  # torch (python3-torch) or kiln.compiler missing
+    torch = None
+    _missing = str(e)
+
+
+if torch is not None:
+    class Attention(torch.nn.Module):
+        """A pre-norm attention block: layer_norm, q/k/v projections, heads
+        by reshape + permute, softmax(q k^T / sqrt(d)) v, residual."""
+
+        def __init__(self, dim=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.norm = torch.nn.LayerNorm(dim)
+            self.qkv = torch.nn.Linear(dim, 3 * dim)
+            self.out = torch.nn.Linear(dim, dim, bias=False)
+
+        def forward(self, x):
+            b, s, d = 2, 16, 32
+            h = self.norm(x)
+            qkv = self.qkv(h).reshape(b, s, 3, self.heads, d // self.heads)
+            qkv = qkv.permute(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = torch.matmul(q, k.transpose(-2, -1)) / (d // self.heads) ** 0.5
+            attn = torch.softmax(scores, dim=-1)
+            y = torch.matmul(attn, v).permute(0, 2, 1, 3).reshape(b, s, d)
+            return x + self.out(y)
+
+    class Mixed(torch.nn.Module):
+        """Elementwise ops in several spellings, broadcasting, two outputs."""
+
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.linspace(0.5, 1.5, 12))
+
+        def forward(self, x, y):
+            a = F.silu(x) * self.scale + torch.sigmoid(y) - 0.25
+            b = F.gelu(a, approximate="tanh") / 2.0 + torch.tanh(x).neg()
+            c = F.log_softmax(b.relu() + x.exp() * 0.01, dim=0)
+            return c, torch.flatten(a.view(3, 4, 12), 1)
+
+    class Convolution(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+@unittest.skipIf(torch is None, "torch or kiln.compiler is not available")
+class TorchTest(unittest.TestCase):
+    def check(self, model, inputs, atol=1e-5):
+        model = model.eval()
+        compiled = kiln.torch.compile(model, inputs)
+        with torch.no_grad():
+            expected = model(*inputs)
+        got = compiled(*inputs)
+        if isinstance(expected, tuple):
+            self.assertIsInstance(got, tuple)
+            for g, e in zip(got, expected):
+                self.assertEqual(g.shape, e.shape)
+                torch.testing.assert_close(g, e, atol=atol, rtol=1e-4)
+        else:
+            self.assertEqual(got.shape, expected.shape)
+            torch.testing.assert_close(got, expected, atol=atol, rtol=1e-4)
+        return compiled
+
+    def test_mlp(self):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                                    torch.nn.Dropout(0.1), torch.nn.Linear(128, 10),
+                                    torch.nn.Softmax(dim=-1))
+        compiled = self.check(model, (torch.randn(8, 64),))
+        self.assertIn("func.func @main(%arg0: tensor<8x64xf32>) -> (tensor<8x10xf32>)",
+                      compiled.mlir)
+        # The same compiled module, called again with new inputs.
+        x = torch.randn(8, 64)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), model(x), atol=1e-5, rtol=1e-4)
+
+    def test_attention_block(self):
+        torch.manual_seed(1)
+        self.check(Attention(), (torch.randn(2, 16, 32),), atol=2e-5)
+
+    def test_elementwise_broadcasting_and_two_outputs(self):
+        torch.manual_seed(2)
+        self.check(Mixed(), (torch.randn(12, 12), torch.randn(12)))
+
+    def test_unsupported_op_names_op_and_line(self):
+        with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
+            kiln.torch.export(Convolution(), (torch.randn(1, 3, 8, 8),))
+        message = str(caught.exception)
+        self.assertIn("Conv2d", message)
+
+        class Cumsum(torch.nn.Module):
+            def forward(self, x):
+                return torch.cumsum(x, 0)
+        with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
+            kiln.torch.export(Cumsum(), (torch.randn(4),))
+        self.assertIn("cumsum", str(caught.exception))
+        self.assertIn("test_torch.py", str(caught.exception))
+
+    def test_wrong_number_of_example_inputs(self):
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError, "takes 2 inputs"):
+            kiln.torch.export(Mixed(), (torch.randn(12, 12),))
+
+
+if __name__ == "__main__":
+    unittest.main()
