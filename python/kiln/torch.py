@@ -77,10 +77,42 @@ def _float_literal(value, element):
     return str(int(value))
 
 
+_SAFETENSORS_DTYPE = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64",
+                      "i64": "I64", "i32": "I32", "i16": "I16", "i8": "I8"}
+
+
+def write_safetensors(path, tensors):
+    """Writes {name: (numpy array, Kiln element type)} as a safetensors
+    archive (bf16 arrays hold float32 values, rounded to nearest even)."""
+    import json
+    import struct
+    header, blobs, offset = {}, [], 0
+    for name, (array, element) in tensors.items():
+        if element not in _SAFETENSORS_DTYPE:
+            raise UnsupportedOpError(f"parameter {name}: {element} cannot go in a "
+                                     "safetensors archive")
+        if element == "bf16":
+            bits = np.ascontiguousarray(array, np.float32).view(np.uint32)
+            blob = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype("<u2").tobytes()
+        else:
+            blob = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": _SAFETENSORS_DTYPE[element], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 class _Emitter:
-    def __init__(self, gm, name):
+    def __init__(self, gm, name, archive=None):
         self.gm = gm
         self.name = name
+        # With an archive ({name: (array, element)}), parameters become
+        # kiln.parameter arguments instead of constants.
+        self.archive = archive
+        self.parameter_args = []
         self.lines = []
         self.values = {}   # fx node -> (ssa name, shape, element)
         self.counter = 0
@@ -120,6 +152,20 @@ class _Emitter:
         name = self.fresh()
         self.emit(f"{name} = tensor.empty() : {_ttype(shape, element)}")
         return name
+
+    def tensor_value(self, qualified, tensor):
+        """A parameter or buffer: an archive argument or a constant."""
+        tensor = tensor.detach().cpu()
+        element = _element(tensor.dtype)
+        array = tensor.float().numpy() if element == "bf16" else tensor.numpy()
+        if self.archive is None or element not in _SAFETENSORS_DTYPE:
+            return self.constant(array, element), tuple(tensor.shape), element
+        ssa = f"%p{len(self.parameter_args)}"
+        self.parameter_args.append(
+            f'{ssa}: {_ttype(tuple(tensor.shape), element)} {{kiln.parameter = "{qualified}"}}')
+        self.archive[qualified] = (array, element)
+        self.elements[ssa] = element
+        return ssa, tuple(tensor.shape), element
 
     def constant(self, array, element):
         array = np.ascontiguousarray(array)
@@ -198,7 +244,8 @@ class _Emitter:
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         returned = [self.values[o] for o in outputs]
         out_types = ", ".join(_ttype(s, e) for _, s, e in returned)
-        header = f"func.func @{self.name}({', '.join(args)}) -> ({out_types}) {{"
+        header = (f"func.func @{self.name}({', '.join(args + self.parameter_args)}) "
+                  f"-> ({out_types}) {{")
         self.emit(f"return {', '.join(v for v, _, _ in returned)} : {out_types}")
         return "\n".join([header] + self.lines + ["}", ""])
 
@@ -217,10 +264,8 @@ class _Emitter:
             tensor = self.gm
             for part in node.target.split("."):
                 tensor = getattr(tensor, part)
-            tensor = tensor.detach().cpu()
-            element = _element(tensor.dtype)
-            array = tensor.float().numpy() if element == "bf16" else tensor.numpy()
-            self.set(node, self.constant(array, element), tensor.shape, element)
+            ssa, shape, element = self.tensor_value(node.target, tensor)
+            self.set(node, ssa, shape, element)
             return
         if node.op == "call_module":
             return self.lower_module(node, self.modules[node.target])
@@ -237,9 +282,10 @@ class _Emitter:
         if isinstance(module, (nn.Dropout, nn.Identity)):
             self.values[node] = self.values[x]
             return
+        param = lambda attr: self.param(node.target, module, attr)
         if isinstance(module, nn.Linear):
-            return self.linear(node, x, self.param(module.weight),
-                               self.param(module.bias) if module.bias is not None else None)
+            return self.linear(node, x, param("weight"),
+                               param("bias") if module.bias is not None else None)
         if isinstance(module, nn.ReLU):
             return self.unary(node, x, "relu")
         if isinstance(module, nn.GELU):
@@ -256,18 +302,15 @@ class _Emitter:
             return self.softmax(node, x, module.dim, log=True)
         if isinstance(module, nn.LayerNorm):
             return self.layer_norm(node, x, tuple(module.normalized_shape),
-                                   self.param(module.weight) if module.weight is not None else None,
-                                   self.param(module.bias) if module.bias is not None else None,
+                                   param("weight") if module.weight is not None else None,
+                                   param("bias") if module.bias is not None else None,
                                    module.eps)
         if isinstance(module, nn.Flatten):
             return self.reshape(node, x)
         self.unsupported(node, f"module {type(module).__name__} ({node.target})")
 
-    def param(self, tensor):
-        tensor = tensor.detach().cpu()
-        element = _element(tensor.dtype)
-        array = tensor.float().numpy() if element == "bf16" else tensor.numpy()
-        return (self.constant(array, element), tuple(tensor.shape), element)
+    def param(self, path, module, attr):
+        return self.tensor_value(f"{path}.{attr}", getattr(module, attr))
 
     # functions
     def lower_function(self, node, fn, args, kwargs):
@@ -652,9 +695,12 @@ class _Tracer(torch.fx.Tracer):
         self.record_stack_traces = True
 
 
-def export(module, example_inputs, function_name="main"):
+def export(module, example_inputs, function_name="main", parameters_file=None):
     """The MLIR program (text) of module for inputs shaped like
-    example_inputs (a tuple of tensors)."""
+    example_inputs (a tuple of tensors). Parameters and buffers are
+    constants of the program, or, with parameters_file, arguments marked
+    {kiln.parameter = "<qualified name>"} whose tensors are written to that
+    safetensors archive (compile with --parameters=parameters_file)."""
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     module = module.eval()
@@ -668,7 +714,11 @@ def export(module, example_inputs, function_name="main"):
             f"{len(example_inputs)} example inputs were given")
     with torch.no_grad():
         ShapeProp(gm).propagate(*example_inputs)
-    return _Emitter(gm, function_name).run(example_inputs)
+    archive = {} if parameters_file is not None else None
+    text = _Emitter(gm, function_name, archive).run(example_inputs)
+    if archive is not None:
+        write_safetensors(parameters_file, archive)
+    return text
 
 
 class CompiledModule:
@@ -708,9 +758,15 @@ def compile(module, example_inputs, target="host", device="local",
             function_name="main", **compile_options):
     """Traces module, compiles it with Kiln (kiln-compile's options as
     keywords) and loads it on device (a URI or a kiln.runtime.Device)."""
-    mlir = export(module, example_inputs, function_name)
-    module_bytes = kiln.compiler.compile_str(mlir, name=f"{type(module).__name__}.mlir",
-                                             target=target, **compile_options)
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="kiln_torch_") as folder:
+        # Parameters travel in an archive, not as text in the program.
+        archive = os.path.join(folder, "parameters.safetensors")
+        mlir = export(module, example_inputs, function_name, parameters_file=archive)
+        module_bytes = kiln.compiler.compile_str(
+            mlir, name=f"{type(module).__name__}.mlir", target=target,
+            parameters=archive, **compile_options)
     if not isinstance(device, kiln.runtime.Device):
         device = kiln.runtime.Device(device)
     return CompiledModule(mlir, module_bytes, device, function_name)

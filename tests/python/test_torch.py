@@ -81,12 +81,38 @@ class TorchTest(unittest.TestCase):
                                     torch.nn.Dropout(0.1), torch.nn.Linear(128, 10),
                                     torch.nn.Softmax(dim=-1))
         compiled = self.check(model, (torch.randn(8, 64),))
-        self.assertIn("func.func @main(%arg0: tensor<8x64xf32>) -> (tensor<8x10xf32>)",
-                      compiled.mlir)
+        # compile() passes parameters in an archive, not as program text.
+        self.assertIn('func.func @main(%arg0: tensor<8x64xf32>, %p0: tensor<128x64xf32> '
+                      '{kiln.parameter = "0.weight"}', compiled.mlir)
+        self.assertEqual(compiled.function.signature, "(8x64xf32) -> (8x10xf32)")
         # The same compiled module, called again with new inputs.
         x = torch.randn(8, 64)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), atol=1e-5, rtol=1e-4)
+
+    def test_parameters_in_an_archive(self):
+        import os
+        import tempfile
+        import kiln.compiler
+        import kiln.runtime
+        torch.manual_seed(3)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).eval()
+        x = torch.randn(4, 16)
+        with tempfile.TemporaryDirectory() as folder:
+            archive = os.path.join(folder, "weights.safetensors")
+            text = kiln.torch.export(model, (x,), parameters_file=archive)
+            self.assertIn('{kiln.parameter = "0.weight"}', text)
+            self.assertIn('{kiln.parameter = "0.bias"}', text)
+            self.assertNotIn("dense<", text)
+            module_bytes = kiln.compiler.compile_str(text, parameters=archive)
+            with self.assertRaises(kiln.compiler.CompileError) as caught:
+                kiln.compiler.compile_str(text)
+            self.assertIn("no parameter archive was given", str(caught.exception))
+        module = kiln.runtime.Device("local").load(module_bytes)
+        self.assertEqual(module.main.signature, "(4x16xf32) -> (4x8xf32)")
+        with torch.no_grad():
+            torch.testing.assert_close(torch.from_numpy(module.main(x.numpy())), model(x),
+                                       atol=1e-5, rtol=1e-4)
 
     def test_attention_block(self):
         torch.manual_seed(1)

@@ -98,6 +98,12 @@ static cl::opt<std::string> dumpIntermediates(
     cl::desc("Write the program after each phase to DIR/NN-<phase>.mlir and "
              "each executable's codegen stages and binary to DIR/<executable>/"),
     cl::value_desc("DIR"), cl::cat(kilnCategory));
+static cl::opt<std::string> parametersFile(
+    "parameters",
+    cl::desc("Safetensors archive holding the tensors that function "
+             "arguments marked {kiln.parameter = \"name\"} stand for; they "
+             "become read-only data of the module"),
+    cl::value_desc("FILE.safetensors"), cl::cat(kilnCategory));
 static cl::opt<std::string>
     moduleName("module-name",
                cl::desc("Name stored in the module (default: input stem)"),
@@ -123,6 +129,7 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
   add(hostFeatures, "host-features", hostFeatures);
   add(hostOptLevel, "host-opt-level", std::to_string(hostOptLevel));
   add(dumpIntermediates, "dump-intermediates", dumpIntermediates);
+  add(parametersFile, "parameters", parametersFile);
   kiln::CompileOptions options;
   std::string error;
   if (failed(kiln::parseCompileFlags(flags, options, error))) {

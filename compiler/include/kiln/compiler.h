@@ -62,7 +62,8 @@ const char *kiln_compiler_version(void);
 // "--rocm-chip=gfx942,gfx1100", "--cuda-chip=sm_90", "--rocm-device-libs=DIR",
 // "--rocm-matrix-cores", "--gpu-opt-level=N", "--host-cpu=CPU",
 // "--host-features=F", "--host-opt-level=N", "--module-name=NAME",
-// "--dump-intermediates=DIR"; none: --target=host). NULL on a bad flag or an
+// "--dump-intermediates=DIR", "--parameters=FILE.safetensors"; none:
+// --target=host). NULL on a bad flag or an
 // unknown chip, with the reason written to |error| like snprintf (when
 // |error_capacity| > 0).
 kiln_compiler_session_t *kiln_compiler_session_create(const char *const *flags,

@@ -173,6 +173,7 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                  [&](OpPassManager &pm) {
                                    InputPipelineOptions input;
                                    input.gpuCollectives = gpuTargets;
+                                   input.parametersFile = options.parametersFile;
                                    buildKilnInputPipeline(pm, input);
                                  })) ||
         failed(compiler.runPhase("dispatch-creation",
@@ -310,12 +311,16 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       if (!needValue())
         return failure();
       options.dumpDir = value.str();
+    } else if (name == "parameters") {
+      if (!needValue())
+        return failure();
+      options.parametersFile = value.str();
     } else {
       error = ("unknown flag '--" + name +
                "' (known: --target, --rocm-chip, --cuda-chip, "
                "--rocm-device-libs, --rocm-matrix-cores, --gpu-opt-level, "
                "--host-cpu, --host-features, --host-opt-level, "
-               "--module-name, --dump-intermediates)")
+               "--module-name, --dump-intermediates, --parameters)")
                   .str();
       return failure();
     }

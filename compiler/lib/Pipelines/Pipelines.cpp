@@ -16,6 +16,10 @@ using namespace mlir;
 
 void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
                                         const InputPipelineOptions &options) {
+  // Parameters from the archive first: the program is then whole.
+  BindParametersPassOptions parameters;
+  parameters.parametersFile = options.parametersFile;
+  pm.addPass(createBindParametersPass(parameters));
   // Sharding annotations (if any) become per-rank functions with explicit
   // collectives; everything else is then checked first, so that errors point
   // at what the user wrote.

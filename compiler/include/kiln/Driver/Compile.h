@@ -37,6 +37,8 @@ struct CompileOptions {
   CUDATargetOptions cuda;
   // The input holds kiln.executable ops only, compiled as they are (tests).
   bool executablesOnly = false;
+  // The safetensors archive of the program's kiln.parameter arguments.
+  std::string parametersFile;
   // Where to write the program after each phase and each executable's
   // codegen stages ("" for nowhere).
   std::string dumpDir;
@@ -51,7 +53,8 @@ struct CompileOptions {
 // Reads kiln-compile flags ("--target=cuda,host", "--cuda-chip=sm_80",
 // "--rocm-chip=gfx942", "--rocm-device-libs=DIR", "--rocm-matrix-cores",
 // "--gpu-opt-level=N", "--host-cpu=CPU", "--host-features=F",
-// "--host-opt-level=N", "--module-name=NAME", "--dump-intermediates=DIR")
+// "--host-opt-level=N", "--module-name=NAME", "--dump-intermediates=DIR",
+// "--parameters=FILE.safetensors")
 // into `options`, starting from the defaults; the chips are checked. On a
 // bad flag, returns failure with `error` naming it.
 LogicalResult parseCompileFlags(ArrayRef<std::string> flags,

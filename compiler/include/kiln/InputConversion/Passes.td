@@ -42,6 +42,31 @@ def VerifyInputLegalityPass
   ];
 }
 
+def BindParametersPass : Pass<"kiln-bind-parameters", "::mlir::ModuleOp"> {
+  let summary = "Replaces function arguments marked as parameters by the "
+                "tensors of a parameter archive";
+  let description = [{
+    Weights outside the program text: a public function's argument carrying
+    `{kiln.parameter = "name"}` stands for tensor `name` of the parameter
+    archive (`parameters-file`, a safetensors file: an 8-byte little-endian
+    header length, a JSON header naming each tensor's dtype, shape and byte
+    range, then the data). The argument is removed from the function and
+    its uses read a constant holding the archive's data, which the module
+    then carries as read-only data.
+
+    Errors, located at the argument: a parameter without an archive, a name
+    the archive lacks, a dtype or shape other than the argument's, a dtype
+    the archive format has that Kiln does not (BOOL, F8 kinds), and an
+    archive that cannot be read or is malformed (its header, offsets
+    outside the data, sizes that do not match the shape).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"parametersFile", "parameters-file", "std::string", /*default=*/"",
+           "The safetensors archive that kiln.parameter arguments name">,
+  ];
+}
+
 def PartitionShardsPass : Pass<"kiln-partition-shards", "::mlir::ModuleOp"> {
   let summary = "Partitions functions with shard annotations into per-rank "
                 "SPMD functions";

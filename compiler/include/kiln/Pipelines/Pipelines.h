@@ -17,6 +17,9 @@ struct InputPipelineOptions {
   // The module is also compiled for GPU targets (rocm, cuda), whose
   // collectives run on NCCL/RCCL: reject what those cannot run.
   bool gpuCollectives = false;
+  // The safetensors archive of the program's kiln.parameter arguments
+  // ("" for none).
+  std::string parametersFile;
 };
 
 void buildKilnInputPipeline(OpPassManager &pm,
