@@ -14,14 +14,17 @@ MLIR program over static-shape tensors (linalg, tensor, arith, math);
 parameters and buffers become constants of the program. export() returns
 that text.
 
-Ops: nn.Linear, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh,
-nn.Softmax, nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval:
-identity), nn.Flatten; torch / torch.nn.functional / tensor-method forms
-of linear, matmul / bmm / @, relu, gelu (exact and tanh), silu, sigmoid,
-tanh, exp, softmax, log_softmax, layer_norm, +, -, *, / (broadcasting,
-tensors and Python numbers), neg, reshape / view / flatten, permute /
-transpose / .T, contiguous. Anything else raises UnsupportedOpError naming
-the op and the line of the model's source that called it.
+Ops: nn.Linear, nn.Conv2d (groups 1, numeric padding), nn.MaxPool2d,
+nn.AvgPool2d (no padding), nn.AdaptiveAvgPool2d(1), nn.BatchNorm2d (eval),
+nn.Embedding, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Softmax,
+nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval: identity),
+nn.Flatten; torch / torch.nn.functional / tensor-method forms of linear,
+matmul / bmm / @, relu, gelu (exact and tanh), silu, sigmoid, tanh, exp,
+softmax, log_softmax, layer_norm, +, -, *, / (broadcasting, tensors and
+Python numbers), neg, sum / mean (dims, keepdim), cat, reshape / view /
+flatten, permute / transpose / .t(), contiguous, indexing with integers and
+':'. Anything else raises UnsupportedOpError naming the op and the line of
+the model's source that called it.
 """
 
 import operator
@@ -307,6 +310,20 @@ class _Emitter:
                                    module.eps)
         if isinstance(module, nn.Flatten):
             return self.reshape(node, x)
+        if isinstance(module, nn.Conv2d):
+            if module.groups != 1 or not isinstance(module.padding, tuple):
+                self.unsupported(node, f"module Conv2d ({node.target}) with groups "
+                                 f"{module.groups}, padding {module.padding!r}")
+            return self.conv2d(node, x, module.weight, module.bias, module.stride,
+                               module.padding, module.dilation, node.target)
+        if isinstance(module, (nn.MaxPool2d, nn.AvgPool2d)):
+            return self.pool2d(node, x, module, isinstance(module, nn.MaxPool2d))
+        if isinstance(module, nn.AdaptiveAvgPool2d):
+            return self.adaptive_avg_pool(node, x, module.output_size)
+        if isinstance(module, nn.BatchNorm2d):
+            return self.batch_norm(node, x, module, node.target)
+        if isinstance(module, nn.Embedding):
+            return self.embedding(node, x, param("weight"))
         self.unsupported(node, f"module {type(module).__name__} ({node.target})")
 
     def param(self, path, module, attr):
@@ -352,6 +369,14 @@ class _Emitter:
             return self.permute(node, args[0])
         if fn is operator.getitem:
             return self.getitem(node, args[0], args[1])
+        if fn is torch.cat:
+            tensors = args[0]
+            dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+            return self.cat(node, tensors, dim)
+        if fn in (torch.mean, torch.sum):
+            dims = args[1] if len(args) > 1 else kwargs.get("dim")
+            keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+            return self.reduce(node, args[0], dims, fn is torch.mean)
         name = getattr(fn, "__name__", str(fn))
         self.unsupported(node, f"{getattr(fn, '__module__', '') or ''}.{name}".lstrip("."))
 
@@ -372,6 +397,9 @@ class _Emitter:
             return self.binary(node, method, args[0], args[1])
         if method == "matmul":
             return self.matmul(node, args[0], args[1])
+        if method in ("mean", "sum"):
+            dims = args[1] if len(args) > 1 else kwargs.get("dim")
+            return self.reduce(node, args[0], dims, method == "mean")
         self.unsupported(node, f"Tensor.{method}")
 
     # --- op emitters ---------------------------------------------------------
@@ -622,6 +650,17 @@ class _Emitter:
         shape, out_shape = tuple(shape), tuple(out_shape)
         if shape == out_shape:
             return ssa
+        if shape == () or out_shape == ():
+            # Rank 0 <-> all-ones shapes: no dims to group.
+            name = self.fresh()
+            if shape == ():
+                self.emit(f"{name} = tensor.expand_shape {ssa} [] output_shape "
+                          f"[{', '.join(str(d) for d in out_shape)}] : "
+                          f"{_ttype(shape, element)} into {_ttype(out_shape, element)}")
+            else:
+                self.emit(f"{name} = tensor.collapse_shape {ssa} [] : "
+                          f"{_ttype(shape, element)} into {_ttype(out_shape, element)}")
+            return name
         count = int(np.prod(shape))
         flat = ssa
         if len(shape) != 1:
@@ -662,6 +701,174 @@ class _Emitter:
                   f"[{', '.join(sizes)}] [{', '.join('1' for _ in shape)}] : "
                   f"{_ttype(shape, element)} to {_ttype(out_shape, element)}")
         self.set(node, name, out_shape, element)
+
+    def nchw_to_nhwc(self, ssa, shape, element):
+        return self.transpose(ssa, shape, element, [0, 2, 3, 1]), (
+            shape[0], shape[2], shape[3], shape[1])
+
+    def pad_spatial(self, ssa, shape, element, pads, value):
+        """Pads dims 1 and 2 of an NHWC tensor by pads = (ph, pw)."""
+        ph, pw = pads
+        if ph == 0 and pw == 0:
+            return ssa, shape
+        out_shape = (shape[0], shape[1] + 2 * ph, shape[2] + 2 * pw, shape[3])
+        name = self.fresh()
+        self.emit(f"{name} = tensor.pad {ssa} low[0, {ph}, {pw}, 0] high[0, {ph}, {pw}, 0] {{")
+        self.emit(f"^bb0(%i0: index, %i1: index, %i2: index, %i3: index):")
+        pv = self.fresh()
+        self.emit(f"  {pv} = arith.constant {_float_literal(value, element)} : {element}")
+        self.emit(f"  tensor.yield {pv} : {element}")
+        self.emit(f"}} : {_ttype(shape, element)} to {_ttype(out_shape, element)}")
+        return name, out_shape
+
+    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path):
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        ssa, shape, _ = self.value(node, x)
+        nhwc, nhwc_shape = self.nchw_to_nhwc(ssa, shape, element)
+        nhwc, nhwc_shape = self.pad_spatial(nhwc, nhwc_shape, element, padding, 0.0)
+        # torch's (F, C, KH, KW) weight as HWCF.
+        w = weight.detach().cpu().permute(2, 3, 1, 0).contiguous()
+        wv = self.tensor_value(f"{path}.weight.hwcf", w)
+        n, f, oh, ow = out_shape
+        conv_shape = (n, oh, ow, f)
+        zero = self.fresh()
+        self.emit(f"{zero} = arith.constant {_float_literal(0.0, element)} : {element}")
+        init = self.fresh()
+        self.emit(f"{init} = linalg.fill ins({zero} : {element}) outs({self.empty(conv_shape, element)} : "
+                  f"{_ttype(conv_shape, element)}) -> {_ttype(conv_shape, element)}")
+        conv = self.fresh()
+        self.emit(f"{conv} = linalg.conv_2d_nhwc_hwcf {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : "
+                  f"tensor<2xi64>, strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}} "
+                  f"ins({nhwc}, {wv[0]} : {_ttype(nhwc_shape, element)}, {_ttype(wv[1], element)}) "
+                  f"outs({init} : {_ttype(conv_shape, element)}) -> {_ttype(conv_shape, element)}")
+        if bias is not None:
+            bv = self.tensor_value(f"{path}.bias", bias)
+            conv = self.generic([(conv, conv_shape, ["d0", "d1", "d2", "d3"]), (bv[0], bv[1], ["d3"])],
+                                conv_shape, element,
+                                lambda a, o: [f"%r = arith.addf {a[0]}, {a[1]} : {element}", "%r"])
+        out = self.transpose(conv, conv_shape, element, [0, 3, 1, 2])
+        self.set(node, out, out_shape, element)
+
+    def pool2d(self, node, x, module, is_max):
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        pair = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+        kernel, stride, padding = pair(module.kernel_size), pair(module.stride or module.kernel_size), pair(module.padding)
+        dilation = pair(getattr(module, "dilation", 1))
+        if getattr(module, "ceil_mode", False) or (not is_max and padding != (0, 0)):
+            self.unsupported(node, f"{type(module).__name__} with ceil_mode or (average) padding")
+        ssa, shape, _ = self.value(node, x)
+        nhwc, nhwc_shape = self.nchw_to_nhwc(ssa, shape, element)
+        nhwc, nhwc_shape = self.pad_spatial(nhwc, nhwc_shape, element, padding,
+                                            float("-inf") if is_max else 0.0)
+        n, c, oh, ow = out_shape
+        pooled_shape = (n, oh, ow, c)
+        start = self.fresh()
+        self.emit(f"{start} = arith.constant {_float_literal(float('-inf') if is_max else 0.0, element)} : {element}")
+        init = self.fresh()
+        self.emit(f"{init} = linalg.fill ins({start} : {element}) outs({self.empty(pooled_shape, element)} : "
+                  f"{_ttype(pooled_shape, element)}) -> {_ttype(pooled_shape, element)}")
+        window = self.empty(kernel, element)
+        pooled = self.fresh()
+        op = "linalg.pooling_nhwc_max" if is_max else "linalg.pooling_nhwc_sum"
+        self.emit(f"{pooled} = {op} {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>, "
+                  f"strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}} "
+                  f"ins({nhwc}, {window} : {_ttype(nhwc_shape, element)}, {_ttype(kernel, element)}) "
+                  f"outs({init} : {_ttype(pooled_shape, element)}) -> {_ttype(pooled_shape, element)}")
+        if not is_max:
+            scale = _float_literal(1.0 / (kernel[0] * kernel[1]), element)
+            pooled = self.generic([(pooled, pooled_shape, ["d0", "d1", "d2", "d3"])], pooled_shape, element,
+                                  lambda a, o: [f"%k = arith.constant {scale} : {element}",
+                                                f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
+        self.set(node, self.transpose(pooled, pooled_shape, element, [0, 3, 1, 2]), out_shape, element)
+
+    def adaptive_avg_pool(self, node, x, output_size):
+        size = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size, output_size)
+        if size != (1, 1):
+            self.unsupported(node, f"AdaptiveAvgPool2d to {size} (only (1, 1))")
+        out_shape, element = self.meta(node)
+        ssa, shape, _ = self.value(node, x)
+        n, c, h, w = shape
+        flat = self.reshape_value(ssa, shape, (n, c, h * w), element)
+        total = self.reduce_last(flat, (n, c, h * w), element, "arith.addf", 0.0)
+        scale = _float_literal(1.0 / (h * w), element)
+        mean = self.generic([(total, (n, c), ["d0", "d1"])], (n, c), element,
+                            lambda a, o: [f"%k = arith.constant {scale} : {element}",
+                                          f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
+        self.set(node, self.reshape_value(mean, (n, c), out_shape, element), out_shape, element)
+
+    def batch_norm(self, node, x, module, path):
+        """Evaluation batch norm: x * scale + shift per channel (dim 1)."""
+        if module.training or module.running_mean is None:
+            self.unsupported(node, f"BatchNorm2d ({path}) in training mode or without running statistics")
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        ssa, shape, _ = self.value(node, x)
+        with torch.no_grad():
+            inv = torch.rsqrt(module.running_var.double() + module.eps)
+            weight = module.weight.double() if module.weight is not None else 1.0
+            bias = module.bias.double() if module.bias is not None else 0.0
+            scale = (inv * weight).to(module.running_var.dtype)
+            shift = (bias - module.running_mean.double() * inv * weight).to(module.running_var.dtype)
+        sv = self.tensor_value(f"{path}.scale", scale)
+        tv = self.tensor_value(f"{path}.shift", shift)
+        full = [f"d{i}" for i in range(len(shape))]
+        out = self.generic([(ssa, shape, full), (sv[0], sv[1], ["d1"]), (tv[0], tv[1], ["d1"])], shape, element,
+                           lambda a, o: [f"%m = arith.mulf {a[0]}, {a[1]} : {element}",
+                                         f"%r = arith.addf %m, {a[2]} : {element}", "%r"])
+        self.set(node, out, out_shape, element)
+
+    def embedding(self, node, indices, weight):
+        out_shape, element = self.meta(node)
+        ssa, shape, index_element = self.value(node, indices)
+        if index_element not in ("i64", "i32"):
+            self.unsupported(node, f"embedding indices of type {index_element}")
+        w_ssa, w_shape, _ = weight
+        rank = len(out_shape)
+        idx_exprs = [f"d{i}" for i in range(rank - 1)]
+
+        def body(a, o):
+            return [f"%i = arith.index_cast {a[0]} : {index_element} to index",
+                    f"%j = linalg.index {rank - 1} : index",
+                    f"%r = tensor.extract {w_ssa}[%i, %j] : {_ttype(w_shape, element)}", "%r"]
+
+        out = self.generic([(ssa, shape, idx_exprs)], out_shape, element, body)
+        self.set(node, out, out_shape, element)
+
+    def cat(self, node, tensors, dim):
+        out_shape, element = self.meta(node)
+        values = [self.value(node, t) for t in tensors]
+        dim = dim % len(out_shape)
+        name = self.fresh()
+        self.emit(f"{name} = tensor.concat dim({dim}) {', '.join(v[0] for v in values)} : "
+                  f"({', '.join(_ttype(v[1], element) for v in values)}) -> {_ttype(out_shape, element)}")
+        self.set(node, name, out_shape, element)
+
+    def reduce(self, node, x, dims, mean):
+        """sum / mean over dims (None: all), keepdim or not (from the result's
+        shape)."""
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        ssa, shape, _ = self.value(node, x)
+        rank = len(shape)
+        if dims is None:
+            dims = list(range(rank))
+        dims = sorted({d % rank for d in ((dims,) if isinstance(dims, int) else dims)})
+        keep = [d for d in range(rank) if d not in dims]
+        perm = keep + dims
+        moved = ssa if perm == list(range(rank)) else self.transpose(ssa, shape, element, perm)
+        kept_shape = tuple(shape[d] for d in keep)
+        count = int(np.prod([shape[d] for d in dims]))
+        flat = self.reshape_value(moved, tuple(shape[d] for d in perm), kept_shape + (count,), element)
+        total = self.reduce_last(flat, kept_shape + (count,), element, "arith.addf", 0.0)
+        if mean:
+            scale = _float_literal(1.0 / count, element)
+            total = self.generic([(total, kept_shape, [f"d{i}" for i in range(len(kept_shape))])],
+                                 kept_shape, element,
+                                 lambda a, o: [f"%k = arith.constant {scale} : {element}",
+                                               f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
+        self.set(node, self.reshape_value(total, kept_shape, out_shape, element), out_shape, element)
 
     def reshape(self, node, x):
         out_shape, element = self.meta(node)

@@ -48,13 +48,31 @@ if torch is not None:
             c = F.log_softmax(b.relu() + x.exp() * 0.01, dim=0)
             return c, torch.flatten(a.view(3, 4, 12), 1)
 
-    class Convolution(torch.nn.Module):
+    class SmallCNN(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.features = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+                torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                torch.nn.Conv2d(8, 16, 3, stride=2, bias=False),
+                torch.nn.AvgPool2d(1), torch.nn.AdaptiveAvgPool2d(1))
+            self.head = torch.nn.Linear(16, 10)
 
         def forward(self, x):
-            return self.conv(x)
+            return self.head(torch.flatten(self.features(x), 1))
+
+    class Embed(torch.nn.Module):
+        """Embedding, concatenation and reductions."""
+
+        def __init__(self):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(20, 6)
+
+        def forward(self, tokens, extra):
+            e = self.embedding(tokens)                      # 2x5x6
+            both = torch.cat([e, extra], dim=-1)            # 2x5x10
+            return both.mean(dim=1), torch.sum(both), both.sum(dim=(0, 2))
+
 
 
 @unittest.skipIf(torch is None, "torch or kiln.compiler is not available")
@@ -122,11 +140,25 @@ class TorchTest(unittest.TestCase):
         torch.manual_seed(2)
         self.check(Mixed(), (torch.randn(12, 12), torch.randn(12)))
 
+    def test_cnn(self):
+        torch.manual_seed(4)
+        model = SmallCNN()
+        bn = model.features[1]
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        self.check(model, (torch.randn(2, 3, 16, 16),), atol=2e-5)
+
+    def test_embedding_cat_and_reductions(self):
+        torch.manual_seed(5)
+        tokens = torch.tensor([[1, 4, 19, 0, 7], [3, 3, 12, 5, 8]])
+        self.check(Embed(), (tokens, torch.randn(2, 5, 4)), atol=2e-5)
+
     def test_unsupported_op_names_op_and_line(self):
+        grouped = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, groups=2))
         with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
-            kiln.torch.export(Convolution(), (torch.randn(1, 3, 8, 8),))
-        message = str(caught.exception)
-        self.assertIn("Conv2d", message)
+            kiln.torch.export(grouped, (torch.randn(1, 4, 8, 8),))
+        self.assertIn("Conv2d", str(caught.exception))
+        self.assertIn("groups 2", str(caught.exception))
 
         class Cumsum(torch.nn.Module):
             def forward(self, x):
