@@ -702,18 +702,14 @@ class _Emitter:
                   f"{_ttype(shape, element)} to {_ttype(out_shape, element)}")
         self.set(node, name, out_shape, element)
 
-    def nchw_to_nhwc(self, ssa, shape, element):
-        return self.transpose(ssa, shape, element, [0, 2, 3, 1]), (
-            shape[0], shape[2], shape[3], shape[1])
-
     def pad_spatial(self, ssa, shape, element, pads, value):
-        """Pads dims 1 and 2 of an NHWC tensor by pads = (ph, pw)."""
+        """Pads dims 2 and 3 of an NCHW tensor by pads = (ph, pw)."""
         ph, pw = pads
         if ph == 0 and pw == 0:
             return ssa, shape
-        out_shape = (shape[0], shape[1] + 2 * ph, shape[2] + 2 * pw, shape[3])
+        out_shape = (shape[0], shape[1], shape[2] + 2 * ph, shape[3] + 2 * pw)
         name = self.fresh()
-        self.emit(f"{name} = tensor.pad {ssa} low[0, {ph}, {pw}, 0] high[0, {ph}, {pw}, 0] {{")
+        self.emit(f"{name} = tensor.pad {ssa} low[0, 0, {ph}, {pw}] high[0, 0, {ph}, {pw}] {{")
         self.emit(f"^bb0(%i0: index, %i1: index, %i2: index, %i3: index):")
         pv = self.fresh()
         self.emit(f"  {pv} = arith.constant {_float_literal(value, element)} : {element}")
@@ -721,34 +717,32 @@ class _Emitter:
         self.emit(f"}} : {_ttype(shape, element)} to {_ttype(out_shape, element)}")
         return name, out_shape
 
+    def filled(self, shape, element, value):
+        start = self.fresh()
+        self.emit(f"{start} = arith.constant {_float_literal(value, element)} : {element}")
+        init = self.fresh()
+        self.emit(f"{init} = linalg.fill ins({start} : {element}) outs({self.empty(shape, element)} : "
+                  f"{_ttype(shape, element)}) -> {_ttype(shape, element)}")
+        return init
+
     def conv2d(self, node, x, weight, bias, stride, padding, dilation, path):
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         ssa, shape, _ = self.value(node, x)
-        nhwc, nhwc_shape = self.nchw_to_nhwc(ssa, shape, element)
-        nhwc, nhwc_shape = self.pad_spatial(nhwc, nhwc_shape, element, padding, 0.0)
-        # torch's (F, C, KH, KW) weight as HWCF.
-        w = weight.detach().cpu().permute(2, 3, 1, 0).contiguous()
-        wv = self.tensor_value(f"{path}.weight.hwcf", w)
-        n, f, oh, ow = out_shape
-        conv_shape = (n, oh, ow, f)
-        zero = self.fresh()
-        self.emit(f"{zero} = arith.constant {_float_literal(0.0, element)} : {element}")
-        init = self.fresh()
-        self.emit(f"{init} = linalg.fill ins({zero} : {element}) outs({self.empty(conv_shape, element)} : "
-                  f"{_ttype(conv_shape, element)}) -> {_ttype(conv_shape, element)}")
+        padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, 0.0)
+        wv = self.tensor_value(f"{path}.weight", weight)      # (F, C, KH, KW)
+        init = self.filled(out_shape, element, 0.0)
         conv = self.fresh()
-        self.emit(f"{conv} = linalg.conv_2d_nhwc_hwcf {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : "
+        self.emit(f"{conv} = linalg.conv_2d_nchw_fchw {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : "
                   f"tensor<2xi64>, strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}} "
-                  f"ins({nhwc}, {wv[0]} : {_ttype(nhwc_shape, element)}, {_ttype(wv[1], element)}) "
-                  f"outs({init} : {_ttype(conv_shape, element)}) -> {_ttype(conv_shape, element)}")
+                  f"ins({padded}, {wv[0]} : {_ttype(padded_shape, element)}, {_ttype(wv[1], element)}) "
+                  f"outs({init} : {_ttype(out_shape, element)}) -> {_ttype(out_shape, element)}")
         if bias is not None:
             bv = self.tensor_value(f"{path}.bias", bias)
-            conv = self.generic([(conv, conv_shape, ["d0", "d1", "d2", "d3"]), (bv[0], bv[1], ["d3"])],
-                                conv_shape, element,
+            conv = self.generic([(conv, out_shape, ["d0", "d1", "d2", "d3"]), (bv[0], bv[1], ["d1"])],
+                                out_shape, element,
                                 lambda a, o: [f"%r = arith.addf {a[0]}, {a[1]} : {element}", "%r"])
-        out = self.transpose(conv, conv_shape, element, [0, 3, 1, 2])
-        self.set(node, out, out_shape, element)
+        self.set(node, conv, out_shape, element)
 
     def pool2d(self, node, x, module, is_max):
         out_shape, element = self.meta(node)
@@ -759,29 +753,22 @@ class _Emitter:
         if getattr(module, "ceil_mode", False) or (not is_max and padding != (0, 0)):
             self.unsupported(node, f"{type(module).__name__} with ceil_mode or (average) padding")
         ssa, shape, _ = self.value(node, x)
-        nhwc, nhwc_shape = self.nchw_to_nhwc(ssa, shape, element)
-        nhwc, nhwc_shape = self.pad_spatial(nhwc, nhwc_shape, element, padding,
-                                            float("-inf") if is_max else 0.0)
-        n, c, oh, ow = out_shape
-        pooled_shape = (n, oh, ow, c)
-        start = self.fresh()
-        self.emit(f"{start} = arith.constant {_float_literal(float('-inf') if is_max else 0.0, element)} : {element}")
-        init = self.fresh()
-        self.emit(f"{init} = linalg.fill ins({start} : {element}) outs({self.empty(pooled_shape, element)} : "
-                  f"{_ttype(pooled_shape, element)}) -> {_ttype(pooled_shape, element)}")
+        start = float("-inf") if is_max else 0.0
+        padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, start)
+        init = self.filled(out_shape, element, start)
         window = self.empty(kernel, element)
         pooled = self.fresh()
-        op = "linalg.pooling_nhwc_max" if is_max else "linalg.pooling_nhwc_sum"
+        op = "linalg.pooling_nchw_max" if is_max else "linalg.pooling_nchw_sum"
         self.emit(f"{pooled} = {op} {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>, "
                   f"strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}} "
-                  f"ins({nhwc}, {window} : {_ttype(nhwc_shape, element)}, {_ttype(kernel, element)}) "
-                  f"outs({init} : {_ttype(pooled_shape, element)}) -> {_ttype(pooled_shape, element)}")
+                  f"ins({padded}, {window} : {_ttype(padded_shape, element)}, {_ttype(kernel, element)}) "
+                  f"outs({init} : {_ttype(out_shape, element)}) -> {_ttype(out_shape, element)}")
         if not is_max:
             scale = _float_literal(1.0 / (kernel[0] * kernel[1]), element)
-            pooled = self.generic([(pooled, pooled_shape, ["d0", "d1", "d2", "d3"])], pooled_shape, element,
+            pooled = self.generic([(pooled, out_shape, ["d0", "d1", "d2", "d3"])], out_shape, element,
                                   lambda a, o: [f"%k = arith.constant {scale} : {element}",
                                                 f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
-        self.set(node, self.transpose(pooled, pooled_shape, element, [0, 3, 1, 2]), out_shape, element)
+        self.set(node, pooled, out_shape, element)
 
     def adaptive_avg_pool(self, node, x, output_size):
         size = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size, output_size)

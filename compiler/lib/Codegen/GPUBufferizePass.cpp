@@ -17,10 +17,13 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -138,6 +141,88 @@ static void hoistConstantsToGlobals(ModuleOp module) {
   }
 }
 
+// tensor.generate (what tiling a tensor.pad makes of tiles that are all
+// padding) does not bufferize into a non-default memory space ("memory space
+// not implemented yet"): as a linalg.generic over a tensor.empty it does,
+// its body reading the element's indices through linalg.index.
+struct GenerateToLinalg : OpRewritePattern<tensor::GenerateOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::GenerateOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                          type.getElementType(),
+                                          op.getDynamicExtents());
+    int64_t rank = type.getRank();
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty}, maps,
+        iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+          Block &body = op.getBody().front();
+          IRMapping mapping;
+          for (int64_t d = 0; d < rank; ++d)
+            mapping.map(body.getArgument(d),
+                        linalg::IndexOp::create(b, loc, d).getResult());
+          for (Operation &inner : body.without_terminator())
+            b.clone(inner, mapping);
+          auto yield = cast<tensor::YieldOp>(body.getTerminator());
+          linalg::YieldOp::create(
+              b, loc, mapping.lookupOrDefault(yield.getValue()));
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+// Tiling a tensor.pad guards tiles that are all padding:
+//   scf.if %empty { tensor.generate { yield %pad } }
+//   else { tensor.pad (extract_slice ...) { yield %pad } }
+// The two branches bufferize to buffers in different memory spaces (a
+// workgroup temporary and the pad's own allocation), which scf.if refuses.
+// The else branch computes the same tile when the slice is empty (a pad of
+// a zero-size slice is all padding), so the if becomes that branch.
+struct DropPadZeroSliceGuard : OpRewritePattern<scf::IfOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(scf::IfOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumResults() != 1 || op.getElseRegion().empty())
+      return failure();
+    Block &thenBlock = op.getThenRegion().front();
+    Block &elseBlock = op.getElseRegion().front();
+    auto thenYield = cast<scf::YieldOp>(thenBlock.getTerminator());
+    auto elseYield = cast<scf::YieldOp>(elseBlock.getTerminator());
+    auto generate = thenYield.getOperand(0).getDefiningOp<tensor::GenerateOp>();
+    auto pad = elseYield.getOperand(0).getDefiningOp<tensor::PadOp>();
+    if (!generate || !pad || &thenBlock.front() != generate.getOperation() ||
+        generate.getType() != pad.getType())
+      return failure();
+    // Both yield the same padding value, whatever the indices.
+    Value filled = cast<tensor::YieldOp>(generate.getBody().front().getTerminator())
+                       .getValue();
+    Value padValue = pad.getConstantPaddingValue();
+    if (!padValue || !filled)
+      return failure();
+    auto sameConstant = [](Value a, Value b) {
+      if (a == b)
+        return true;
+      Attribute x, y;
+      return matchPattern(a, m_Constant(&x)) &&
+             matchPattern(b, m_Constant(&y)) && x == y;
+    };
+    if (!sameConstant(filled, padValue))
+      return failure();
+    rewriter.inlineBlockBefore(&elseBlock, op);
+    rewriter.replaceOp(op, elseYield.getOperand(0));
+    rewriter.eraseOp(elseYield);
+    return success();
+  }
+};
+
 struct GPUBufferizePass
     : public kiln::impl::GPUBufferizePassBase<GPUBufferizePass> {
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -149,8 +234,12 @@ struct GPUBufferizePass
     ModuleOp module = getOperation();
     // tensor.concat does not bufferize into a non-default memory space;
     // as insert_slices into its destination it bufferizes to copies.
+    // Padded tiles lose their all-padding guard (DropPadZeroSliceGuard);
+    // any other tensor.generate becomes a linalg.generic (GenerateToLinalg).
     RewritePatternSet patterns(&getContext());
     tensor::populateDecomposeTensorConcatPatterns(patterns);
+    patterns.add<DropPadZeroSliceGuard>(&getContext(), /*benefit=*/2);
+    patterns.add<GenerateToLinalg>(&getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
     hoistConstantsToGlobals(module);
