@@ -146,22 +146,22 @@ struct Function {
     return text;
   }
   py::list inputTypes() const {
-    py::list types;
-    for (size_t i = 0; i < kiln_function_input_count(function); ++i) {
-      kiln_tensor_type_t type;
-      check(kiln_function_input_type(function, i, &type));
-      types.append(typeTuple(type));
-    }
-    return types;
+    return types(kiln_function_input_count, kiln_function_input_type);
   }
   py::list outputTypes() const {
-    py::list types;
-    for (size_t i = 0; i < kiln_function_output_count(function); ++i) {
+    return types(kiln_function_output_count, kiln_function_output_type);
+  }
+  // [(element type, shape)] of the inputs or outputs.
+  py::list types(size_t (*count)(const kiln_function_t*),
+                 kiln_status_t (*typeAt)(const kiln_function_t*, size_t,
+                                         kiln_tensor_type_t*)) const {
+    py::list result;
+    for (size_t i = 0; i < count(function); ++i) {
       kiln_tensor_type_t type;
-      check(kiln_function_output_type(function, i, &type));
-      types.append(typeTuple(type));
+      check(typeAt(function, i, &type));
+      result.append(typeTuple(type));
     }
-    return types;
+    return result;
   }
 
   // A synchronous call (|async|: false) or one that returns once submitted,

@@ -28,6 +28,38 @@ public:
   LogicalResult compileExecutables(ExecutableBinaryMap &binaries);
 
 private:
+  // Compiles `executable` for one target (`target` names it in progress)
+  // with `targetOptions` writing to `dumpDir`; appends its variants (one, or
+  // one per chip) made by `make`.
+  template <typename Options, typename Compile, typename Make>
+  LogicalResult codegen(ExecutableOp executable, const std::string &target,
+                        Options targetOptions, const std::string &dumpDir,
+                        Compile compile, Make make,
+                        std::vector<ExecutableVariantBinary> &variants) {
+    std::string what =
+        ("codegen " + executable.getSymName() + " for " + target).str();
+    progress(what);
+    Timed timed{*this, what};
+    targetOptions.dumpDir = dumpDir;
+    auto binaries = compile(executable, targetOptions);
+    if (failed(binaries))
+      return failure();
+    appendVariants(std::move(*binaries), make, variants);
+    return success();
+  }
+  template <typename Binary, typename Make>
+  static void appendVariants(Binary binary, Make make,
+                             std::vector<ExecutableVariantBinary> &variants) {
+    variants.push_back(make(std::move(binary)));
+  }
+  template <typename Binary, typename Make>
+  static void appendVariants(std::vector<Binary> binaries, Make make,
+                             std::vector<ExecutableVariantBinary> &variants) {
+    for (Binary &binary : binaries)
+      variants.push_back(make(std::move(binary)));
+  }
+
+private:
   LogicalResult dump(StringRef name);
   void progress(const Twine &message) {
     if (hooks.progress)
@@ -99,52 +131,27 @@ LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
     std::vector<ExecutableVariantBinary> &variants =
         binaries[executable.getSymName()];
     for (CompileTarget target : options.targets) {
+      LogicalResult compiled = success();
       switch (target) {
-      case CompileTarget::Host: {
-        progress("codegen " + executable.getSymName() + " for host");
-        Timed timed{*this, ("codegen " + executable.getSymName() + " for host").str()};
-        HostTargetOptions hostOptions = options.host;
-        hostOptions.dumpDir = executableDumpDir;
-        FailureOr<HostExecutableBinary> binary =
-            compileExecutableForHost(executable, hostOptions);
-        if (failed(binary))
-          return failure();
-        variants.push_back(makeHostVariant(std::move(*binary)));
+      case CompileTarget::Host:
+        compiled = codegen(executable, "host", options.host, executableDumpDir,
+                           compileExecutableForHost, makeHostVariant, variants);
+        break;
+      case CompileTarget::ROCM:
+        compiled = codegen(executable,
+                           "rocm:" + llvm::join(options.rocm.chips, ","),
+                           options.rocm, executableDumpDir,
+                           compileExecutableForROCM, makeROCMVariant, variants);
+        break;
+      case CompileTarget::CUDA:
+        compiled = codegen(executable,
+                           "cuda:" + llvm::join(options.cuda.chips, ","),
+                           options.cuda, executableDumpDir,
+                           compileExecutableForCUDA, makeCUDAVariant, variants);
         break;
       }
-      case CompileTarget::ROCM: {
-        std::string what = ("codegen " + executable.getSymName() +
-                            " for rocm:" + llvm::join(options.rocm.chips, ","))
-                               .str();
-        progress(what);
-        Timed timed{*this, what};
-        ROCMTargetOptions rocmOptions = options.rocm;
-        rocmOptions.dumpDir = executableDumpDir;
-        FailureOr<std::vector<ROCMExecutableBinary>> chipBinaries =
-            compileExecutableForROCM(executable, rocmOptions);
-        if (failed(chipBinaries))
-          return failure();
-        for (ROCMExecutableBinary &binary : *chipBinaries)
-          variants.push_back(makeROCMVariant(std::move(binary)));
-        break;
-      }
-      case CompileTarget::CUDA: {
-        std::string what = ("codegen " + executable.getSymName() +
-                            " for cuda:" + llvm::join(options.cuda.chips, ","))
-                               .str();
-        progress(what);
-        Timed timed{*this, what};
-        CUDATargetOptions cudaOptions = options.cuda;
-        cudaOptions.dumpDir = executableDumpDir;
-        FailureOr<std::vector<CUDAExecutableBinary>> chipBinaries =
-            compileExecutableForCUDA(executable, cudaOptions);
-        if (failed(chipBinaries))
-          return failure();
-        for (CUDAExecutableBinary &binary : *chipBinaries)
-          variants.push_back(makeCUDAVariant(std::move(binary)));
-        break;
-      }
-      }
+      if (failed(compiled))
+        return failure();
     }
   }
   return success();
