@@ -1,4 +1,7 @@
 // Instance and device objects of kiln/runtime.h.
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -109,6 +112,62 @@ size_t kiln_instance_list_devices(kiln_instance_t* instance, char* buffer,
   return list.size();
 }
 
+}  // extern "C"
+
+namespace {
+
+bool HasDriver(kiln_hal_driver_registry_t* registry, const std::string& name) {
+  for (uint32_t i = 0; i < kiln_hal_driver_registry_driver_count(registry); ++i) {
+    kiln_hal_driver_info_t info = {};
+    kiln_status_t status = kiln_hal_driver_registry_driver_info(registry, i, &info);
+    bool match = kiln_status_is_ok(status) && name == info.name;
+    kiln_status_free(status);
+    if (match) return true;
+  }
+  return false;
+}
+
+// The folder of the library (or program) holding the runtime: where driver
+// plugins are installed next to libkiln_runtime.so. "" if unknown.
+std::string RuntimeDirectory() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&kiln_instance_create), &info) ||
+      !info.dli_fname)
+    return "";
+  std::string path = info.dli_fname;
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// For a URI naming a driver the instance lacks ("hip", "hip://1"): loads
+// the plugin installed for it, libkiln_hal_<driver>.so next to the runtime,
+// if there is one. OK when there is none (the caller reports the unknown
+// driver); the plugin's own failure otherwise.
+kiln_status_t LoadInstalledPlugin(kiln_instance_t* instance, const char* uri) {
+  std::string name(uri);
+  name = name.substr(0, name.find("://"));
+  if (name.empty() || name.find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                          std::string::npos)
+    return kiln_ok_status();
+  std::lock_guard<std::mutex> lock(instance->plugin_mutex);
+  if (HasDriver(instance->registry.get(), name)) return kiln_ok_status();
+  std::string directory = RuntimeDirectory();
+  if (directory.empty()) return kiln_ok_status();
+  std::string path = directory + "/libkiln_hal_" + name + ".so";
+  if (access(path.c_str(), F_OK) != 0) return kiln_ok_status();
+  kiln_status_t status =
+      kiln_hal_driver_registry_load_plugin(instance->registry.get(), path.c_str());
+  if (!kiln_status_is_ok(status))
+    return kiln_status_annotate(status, "loading the installed plugin of "
+                                "driver '%s'", name.c_str());
+  return kiln_ok_status();
+}
+
+}  // namespace
+
+extern "C" {
+
 kiln_status_t kiln_device_create(kiln_instance_t* instance, const char* uri,
                                  kiln_device_t** out_device) {
   if (!instance || !uri || !out_device) {
@@ -117,6 +176,7 @@ kiln_status_t kiln_device_create(kiln_instance_t* instance, const char* uri,
                             "are required");
   }
   *out_device = nullptr;
+  KILN_RETURN_IF_ERROR(LoadInstalledPlugin(instance, uri));
   kiln_hal_device_t* hal_device = nullptr;
   kiln_status_t status = kiln_hal_driver_registry_create_device(
       instance->registry.get(), uri, &hal_device);

@@ -26,6 +26,8 @@
 struct kiln_instance_t {
   std::atomic<int32_t> ref_count{1};
   kiln::module::HalDriverRegistryPtr registry;
+  // Serializes loading installed plugins on demand (kiln_device_create).
+  std::mutex plugin_mutex;
 };
 
 namespace kiln {

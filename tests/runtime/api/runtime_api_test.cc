@@ -1,6 +1,8 @@
 // The embedding API end to end: load a real module (host kernels built from
 // C) on the local device, call its functions and check the numbers, and
 // check the errors users get for bad inputs.
+#include <dlfcn.h>
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -454,6 +456,33 @@ TEST_F(RuntimeApiTest, UnknownDeviceListsAvailableDevices) {
   char list[256];
   kiln_instance_list_devices(instance_, list, sizeof(list));
   EXPECT_NE(std::string(list).find("local://0"), std::string::npos);
+}
+
+// A URI naming a driver the instance lacks loads the plugin installed for it
+// next to libkiln_runtime.so (libkiln_hal_<driver>.so): in the build tree,
+// samples/custom_driver's libkiln_hal_sample.so in <build>/lib.
+TEST_F(RuntimeApiTest, InstalledPluginLoadsOnDemand) {
+  Dl_info info;
+  ASSERT_TRUE(dladdr(reinterpret_cast<void*>(&kiln_instance_create), &info));
+  std::string library = info.dli_fname;
+  std::string plugin = library.substr(0, library.rfind('/')) +
+                       "/libkiln_hal_sample.so";
+  if (access(plugin.c_str(), F_OK) != 0)
+    GTEST_SKIP() << "no " << plugin << " (the sample driver is not built)";
+  kiln_device_t* device = nullptr;
+  // instance_ ignores $KILN_HAL_DRIVER_PLUGINS and was given no plugins.
+  ASSERT_OK(kiln_device_create(instance_, "sample", &device));
+  EXPECT_STREQ(kiln_device_uri(device), "sample");
+  char list[512];
+  kiln_instance_list_devices(instance_, list, sizeof(list));
+  EXPECT_NE(std::string(list).find("sample://0"), std::string::npos) << list;
+  kiln_device_release(device);
+  // A second device of the driver reuses the loaded plugin.
+  ASSERT_OK(kiln_device_create(instance_, "sample://0", &device));
+  kiln_device_release(device);
+  // Driver names that are not plain identifiers never name a file.
+  StatusInfo bad = Take(kiln_device_create(instance_, "../sample", &device));
+  EXPECT_EQ(bad.code, KILN_STATUS_NOT_FOUND);
 }
 
 TEST_F(RuntimeApiTest, CorruptAndMissingModulesFailToLoad) {
