@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collective_benchmark.h"
+#include "kiln/version.h"
 #include "kiln/runtime.h"
 #include "tooling/flags.h"
 #include "tooling/host_tensor.h"
@@ -55,6 +56,7 @@ const char kUsage[] =
     "                     of each: what a call costs beyond its device work\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             show this help\n"
+    "  --version          print Kiln's version and commit\n"
     "\n"
     "Output: one line 'latency_ms: mean=M median=D min=N iterations=I' and,\n"
     "with --flops, 'gflops: G'. With --profile, a table of the commands with\n"
@@ -118,6 +120,9 @@ int ParseOptions(int argc, char** argv, Options* options) {
     std::string value;
     if (arg == "--help" || arg == "-h") {
       std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("%s\n", KILN_VERSION_TEXT);
       return 0;
     } else if (value_of("--function", &value)) {
       options->function = value;

@@ -13,6 +13,8 @@
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Driver/Compile.h"
+#include "kiln/version.h"
+#include "llvm/Config/llvm-config.h"
 #include "kiln/HostLowering/ModuleWriter.h"
 #include "kiln/Pipelines/Frontend.h"
 #include "kiln/Pipelines/Pipelines.h"
@@ -158,8 +160,29 @@ static std::string getCompileFlags(int argc, char **argv) {
   return flags;
 }
 
+// IREE users' flags get a pointer to Kiln's equivalents instead of LLVM's
+// "Unknown command line argument".
+static bool reportIreeFlags(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (!arg.starts_with("--iree-") && !arg.starts_with("-iree-"))
+      continue;
+    llvm::errs()
+        << "kiln-compile: error: '" << arg
+        << "' is an IREE flag; kiln-compile's own: --target=rocm,cuda,host "
+           "(for --iree-hal-target-backends / --iree-hal-target-device), "
+           "--rocm-chip=gfx942 (for --iree-hip-target / "
+           "--iree-rocm-target-chip), --cuda-chip=sm_90 (for "
+           "--iree-cuda-target); see kiln-compile --help\n";
+    return true;
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  if (reportIreeFlags(argc, argv))
+    return 1;
   // A crash is Kiln's bug, not the user's: say so first, then LLVM's stack
   // dump for the report.
   llvm::setBugReportMsg(
@@ -177,6 +200,9 @@ int main(int argc, char **argv) {
     if (entry.first.starts_with("mlir-"))
       entry.second->addCategory(mlirCategory);
   cl::HideUnrelatedOptions({&kilnCategory, &mlirCategory});
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << KILN_VERSION_TEXT << "\nLLVM " << LLVM_VERSION_STRING << "\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "Kiln compiler: compiles an MLIR tensor program to a .vmfb module\n\n"

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "kiln/version.h"
 #include "kiln/schemas/module_generated.h"
 #include "module/element_type.h"
 #include "module/module_image.h"
@@ -25,7 +26,8 @@ const char kUsage[] =
     "  --resources  print only the resource table: one line per kernel and\n"
     "               target chip with workgroup size and count, VGPRs, SGPRs,\n"
     "               AGPRs, LDS (shared memory) and scratch bytes\n"
-    "  --help       show this help\n";
+    "  --help       show this help\n"
+    "  --version    print Kiln's version and commit\n";
 
 std::string TypeString(const TensorType* type) {
   std::string text;
@@ -166,6 +168,9 @@ int Main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::printf("%s", kUsage);
+      return 0;
+    } else if (arg == "--version") {
+      std::printf("%s\n", KILN_VERSION_TEXT);
       return 0;
     } else if (arg == "--commands") {
       commands = true;

@@ -13,8 +13,13 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/version.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
+  // --version: Kiln's line before LLVM's own.
+  llvm::cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << KILN_VERSION_TEXT << "\n"; });
   mlir::registerAllPasses();
   mlir::kiln::registerKilnPassesAndPipelines();
   mlir::kiln::registerKilnCodegenPasses();

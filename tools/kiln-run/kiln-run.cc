@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "kiln/version.h"
 #include "kiln/runtime.h"
 #include "tooling/flags.h"
 #include "tooling/compare.h"
@@ -61,7 +62,10 @@ const char kUsage[] =
     "  --list-functions        list the module's functions and exit\n"
     "  --list-devices          list the available device URIs (after loading\n"
     "                          plugins) and exit; no module needed\n"
+    "  --module=MODULE.vmfb    the module (as IREE's iree-run-module takes it;\n"
+    "                          same as the positional argument)\n"
     "  --help                  show this help\n"
+    "  --version               print Kiln's version and commit\n"
     "\n"
     "SPMD functions (modules compiled for a device grid of W ranks) run on W\n"
     "ranks at once, one thread per rank; each rank gets the same --input\n"
@@ -170,6 +174,9 @@ int ParseOptions(int argc, char** argv, Options* options) {
     if (arg == "--help" || arg == "-h") {
       std::printf("%s", kUsage);
       return 0;
+    } else if (arg == "--version") {
+      std::printf("%s\n", KILN_VERSION_TEXT);
+      return 0;
     } else if (arg == "--list-functions") {
       options->list_functions = true;
     } else if (arg == "--list-devices") {
@@ -218,6 +225,11 @@ int ParseOptions(int argc, char** argv, Options* options) {
         return Fail("invalid --print-max-elements '%s' (expected an integer "
                     "0..%s)", value, std::to_string(UINT64_MAX));
       }
+    } else if (value_of("--module", &value)) {
+      if (!options->module_path.empty())
+        return Fail("more than one module given ('%s' and '%s')",
+                    options->module_path, value);
+      options->module_path = value;
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("unknown option '%s' (see --help)", arg);
     } else if (options->module_path.empty()) {
