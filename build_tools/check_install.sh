@@ -41,6 +41,45 @@ grep -q "result\[0\]: 2x3xf32=\[11 22 33\]\[44 55 66\]" <<<"$out" || {
 }
 echo "check_install.sh: an out-of-tree driver plugin builds and runs against the install"
 
+# The compiler library through the CMake package (Kiln::compiler): a C
+# program compiles add.mlir in-process and checks the module's size.
+if [ -f "$work/prefix/include/kiln/compiler.h" ]; then
+  mkdir -p "$work/compile_c"
+  cat > "$work/compile_c/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(compile_c C)
+find_package(Kiln REQUIRED)
+add_executable(compile_c main.c)
+target_link_libraries(compile_c PRIVATE Kiln::compiler)
+CMAKE
+  cat > "$work/compile_c/main.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include "kiln/compiler.h"
+int main(int argc, char** argv) {
+  FILE* f = fopen(argv[1], "rb");
+  static char text[1 << 16];
+  size_t n = f ? fread(text, 1, sizeof(text), f) : 0;
+  char error[256];
+  const char* flags[] = {"--target=host"};
+  kiln_compiler_session_t* s = kiln_compiler_session_create(flags, 1, error, sizeof(error));
+  if (!s) { fprintf(stderr, "%s\n", error); return 1; }
+  kiln_compiler_output_t* out = kiln_compiler_compile(s, text, n, argv[1]);
+  size_t size = 0;
+  int ok = kiln_compiler_output_ok(out) && kiln_compiler_output_module(out, &size) && size > 0;
+  printf("compiled %s: %s (%zu bytes)\n", argv[1], ok ? "ok" : "failed", size);
+  kiln_compiler_output_destroy(out);
+  kiln_compiler_session_destroy(s);
+  return ok ? 0 : 1;
+}
+C
+  cmake -G Ninja -S "$work/compile_c" -B "$work/compile_c/build" \
+    -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+  ninja -C "$work/compile_c/build" >/dev/null
+  "$work/compile_c/build/compile_c" "$root/samples/embed_c/add.mlir"
+  echo "check_install.sh: the installed compiler library works through find_package(Kiln)"
+fi
+
 # The kiln Python package from the install (builds that have it): the
 # installed module finds the installed libkiln_runtime.so on its own.
 pydir=$(sed -n 's/^KILN_PYTHON_INSTALL_DIR:STRING=//p' "$build_dir/CMakeCache.txt")
