@@ -21,43 +21,25 @@ class Compiler {
 public:
   Compiler(ModuleOp module, const CompileOptions &options,
            const CompileHooks &hooks)
-      : module(module), options(options), hooks(hooks) {}
+      : module(module), options(options), hooks(hooks) {
+    for (CompileTarget target : options.targets) {
+      switch (target) {
+      case CompileTarget::Host:
+        backends.push_back(createHostTargetBackend(options.host));
+        break;
+      case CompileTarget::ROCM:
+        backends.push_back(createROCMTargetBackend(options.rocm));
+        break;
+      case CompileTarget::CUDA:
+        backends.push_back(createCUDATargetBackend(options.cuda));
+        break;
+      }
+    }
+  }
 
   LogicalResult runPhase(StringRef name,
                          function_ref<void(OpPassManager &)> build);
   LogicalResult compileExecutables(ExecutableBinaryMap &binaries);
-
-private:
-  // Compiles `executable` for one target (`target` names it in progress)
-  // with `targetOptions` writing to `dumpDir`; appends its variants (one, or
-  // one per chip) made by `make`.
-  template <typename Options, typename Compile, typename Make>
-  LogicalResult codegen(ExecutableOp executable, const std::string &target,
-                        Options targetOptions, const std::string &dumpDir,
-                        Compile compile, Make make,
-                        std::vector<ExecutableVariantBinary> &variants) {
-    std::string what =
-        ("codegen " + executable.getSymName() + " for " + target).str();
-    progress(what);
-    Timed timed{*this, what};
-    targetOptions.dumpDir = dumpDir;
-    auto binaries = compile(executable, targetOptions);
-    if (failed(binaries))
-      return failure();
-    appendVariants(std::move(*binaries), make, variants);
-    return success();
-  }
-  template <typename Binary, typename Make>
-  static void appendVariants(Binary binary, Make make,
-                             std::vector<ExecutableVariantBinary> &variants) {
-    variants.push_back(make(std::move(binary)));
-  }
-  template <typename Binary, typename Make>
-  static void appendVariants(std::vector<Binary> binaries, Make make,
-                             std::vector<ExecutableVariantBinary> &variants) {
-    for (Binary &binary : binaries)
-      variants.push_back(make(std::move(binary)));
-  }
 
 private:
   LogicalResult dump(StringRef name);
@@ -82,6 +64,8 @@ private:
   ModuleOp module;
   const CompileOptions &options;
   const CompileHooks &hooks;
+  // One per --target, in order.
+  std::vector<std::unique_ptr<TargetBackend>> backends;
   unsigned phaseCount = 0;
 };
 
@@ -130,28 +114,18 @@ LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
     }
     std::vector<ExecutableVariantBinary> &variants =
         binaries[executable.getSymName()];
-    for (CompileTarget target : options.targets) {
-      LogicalResult compiled = success();
-      switch (target) {
-      case CompileTarget::Host:
-        compiled = codegen(executable, "host", options.host, executableDumpDir,
-                           compileExecutableForHost, makeHostVariant, variants);
-        break;
-      case CompileTarget::ROCM:
-        compiled = codegen(executable,
-                           "rocm:" + llvm::join(options.rocm.chips, ","),
-                           options.rocm, executableDumpDir,
-                           compileExecutableForROCM, makeROCMVariant, variants);
-        break;
-      case CompileTarget::CUDA:
-        compiled = codegen(executable,
-                           "cuda:" + llvm::join(options.cuda.chips, ","),
-                           options.cuda, executableDumpDir,
-                           compileExecutableForCUDA, makeCUDAVariant, variants);
-        break;
-      }
+    for (const std::unique_ptr<TargetBackend> &backend : backends) {
+      std::string what = ("codegen " + executable.getSymName() + " for " +
+                          backend->describe())
+                             .str();
+      progress(what);
+      Timed timed{*this, what};
+      FailureOr<std::vector<ExecutableVariantBinary>> compiled =
+          backend->compile(executable, executableDumpDir);
       if (failed(compiled))
         return failure();
+      for (ExecutableVariantBinary &variant : *compiled)
+        variants.push_back(std::move(variant));
     }
   }
   return success();

@@ -129,65 +129,6 @@ static LogicalResult getConstantBytes(Location loc, ElementsAttr value,
   return success();
 }
 
-ExecutableVariantBinary mlir::kiln::makeHostVariant(HostExecutableBinary binary) {
-  ExecutableVariantBinary variant;
-  variant.target = "host:x86_64";
-  variant.format = KILN_HOST_FORMAT;
-  variant.binary = std::move(binary.sharedObject);
-  for (const HostKernelExport &kernel : binary.exports) {
-    VariantExport entry;
-    entry.name = kernel.name;
-    entry.workgroupCount = kernel.workgroupCount;
-    entry.bindingCount = kernel.bindingCount;
-    variant.exports.push_back(std::move(entry));
-  }
-  return variant;
-}
-
-// A GPU variant whose exports carry the launch facts every GPU target
-// reports (`KernelExport` is ROCMKernelExport or CUDAKernelExport); the
-// caller adds what its target reports beyond them.
-template <typename KernelExport>
-static ExecutableVariantBinary
-makeGPUVariant(std::string target, std::string format,
-               std::vector<uint8_t> binary, ArrayRef<KernelExport> exports) {
-  ExecutableVariantBinary variant;
-  variant.target = std::move(target);
-  variant.format = std::move(format);
-  variant.binary = std::move(binary);
-  for (const KernelExport &kernel : exports) {
-    VariantExport entry;
-    entry.name = kernel.name;
-    entry.workgroupCount = kernel.workgroupCount;
-    entry.workgroupSize = kernel.workgroupSize;
-    entry.bindingCount = kernel.bindingCount;
-    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
-    variant.exports.push_back(std::move(entry));
-  }
-  return variant;
-}
-
-ExecutableVariantBinary mlir::kiln::makeROCMVariant(ROCMExecutableBinary binary) {
-  ExecutableVariantBinary variant = makeGPUVariant<ROCMKernelExport>(
-      "rocm:" + binary.chip, kROCMBinaryFormat.str(), std::move(binary.hsaco),
-      binary.exports);
-  // Resource usage read back from the HSACO metadata.
-  for (auto [entry, kernel] :
-       llvm::zip_equal(variant.exports, binary.exports)) {
-    entry.vgprCount = kernel.vgprCount;
-    entry.sgprCount = kernel.sgprCount;
-    entry.agprCount = kernel.agprCount;
-    entry.scratchBytes = kernel.scratchBytes;
-  }
-  return variant;
-}
-
-ExecutableVariantBinary mlir::kiln::makeCUDAVariant(CUDAExecutableBinary binary) {
-  return makeGPUVariant<CUDAKernelExport>(
-      "cuda:" + binary.chip, kCUDABinaryFormat.str(), std::move(binary.ptx),
-      binary.exports);
-}
-
 namespace {
 
 // A kernel of an executable as the module exports it.

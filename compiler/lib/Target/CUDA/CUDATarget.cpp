@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -152,4 +153,40 @@ mlir::kiln::compileExecutableForCUDA(ExecutableOp executable,
     binaries.push_back(std::move(*binary));
   }
   return binaries;
+}
+
+namespace {
+
+class CUDATargetBackend final : public TargetBackend {
+public:
+  explicit CUDATargetBackend(CUDATargetOptions options)
+      : options(std::move(options)) {}
+  std::string describe() const override {
+    return "cuda:" + llvm::join(options.chips, ",");
+  }
+  FailureOr<std::vector<ExecutableVariantBinary>>
+  compile(ExecutableOp executable, StringRef dumpDir) const override {
+    CUDATargetOptions withDump = options;
+    withDump.dumpDir = dumpDir.str();
+    FailureOr<std::vector<CUDAExecutableBinary>> binaries =
+        compileExecutableForCUDA(executable, withDump);
+    if (failed(binaries))
+      return failure();
+    std::vector<ExecutableVariantBinary> variants;
+    for (CUDAExecutableBinary &binary : *binaries)
+      variants.push_back(makeGPUVariant<CUDAKernelExport>(
+          "cuda:" + binary.chip, kCUDABinaryFormat.str(),
+          std::move(binary.ptx), binary.exports));
+    return variants;
+  }
+
+private:
+  CUDATargetOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+mlir::kiln::createCUDATargetBackend(CUDATargetOptions options) {
+  return std::make_unique<CUDATargetBackend>(std::move(options));
 }

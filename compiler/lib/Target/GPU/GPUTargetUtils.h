@@ -11,6 +11,7 @@
 
 #include "kiln/Codegen/GPUPipeline.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/TargetBackend.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
@@ -193,6 +194,29 @@ llvm::Error verifyChipList(ArrayRef<ChipInfo> knownChips,
 
 // Prints `names` as "a, b, c" for diagnostics that list valid values.
 std::string joinNames(ArrayRef<StringRef> names);
+
+// A GPU variant whose exports carry the launch facts every GPU target
+// reports (`KernelExport`: ROCMKernelExport or CUDAKernelExport); the caller
+// adds what its target reports beyond them.
+template <typename KernelExport>
+ExecutableVariantBinary makeGPUVariant(std::string target, std::string format,
+                                       std::vector<uint8_t> binary,
+                                       ArrayRef<KernelExport> exports) {
+  ExecutableVariantBinary variant;
+  variant.target = std::move(target);
+  variant.format = std::move(format);
+  variant.binary = std::move(binary);
+  for (const KernelExport &kernel : exports) {
+    VariantExport entry;
+    entry.name = kernel.name;
+    entry.workgroupCount = kernel.workgroupCount;
+    entry.workgroupSize = kernel.workgroupSize;
+    entry.bindingCount = kernel.bindingCount;
+    entry.sharedMemoryBytes = kernel.sharedMemoryBytes;
+    variant.exports.push_back(std::move(entry));
+  }
+  return variant;
+}
 
 } // namespace mlir::kiln::gpu_target
 

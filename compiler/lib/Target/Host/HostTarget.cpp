@@ -20,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "module_constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -414,4 +415,46 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
                             << "' would import '" << name
                             << "', which is not a libm function";
   return binary;
+}
+
+namespace {
+
+class HostTargetBackend final : public TargetBackend {
+public:
+  explicit HostTargetBackend(HostTargetOptions options)
+      : options(std::move(options)) {}
+  std::string describe() const override { return "host"; }
+  FailureOr<std::vector<ExecutableVariantBinary>>
+  compile(ExecutableOp executable, StringRef dumpDir) const override {
+    HostTargetOptions withDump = options;
+    withDump.dumpDir = dumpDir.str();
+    FailureOr<HostExecutableBinary> binary =
+        compileExecutableForHost(executable, withDump);
+    if (failed(binary))
+      return failure();
+    ExecutableVariantBinary variant;
+    variant.target = "host:x86_64";
+    variant.format = KILN_HOST_FORMAT;
+    variant.binary = std::move(binary->sharedObject);
+    for (const HostKernelExport &kernel : binary->exports) {
+      VariantExport entry;
+      entry.name = kernel.name;
+      entry.workgroupCount = kernel.workgroupCount;
+      entry.bindingCount = kernel.bindingCount;
+      variant.exports.push_back(std::move(entry));
+    }
+    std::vector<ExecutableVariantBinary> variants;
+    variants.push_back(std::move(variant));
+    return variants;
+  }
+
+private:
+  HostTargetOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+mlir::kiln::createHostTargetBackend(HostTargetOptions options) {
+  return std::make_unique<HostTargetBackend>(std::move(options));
 }

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
@@ -223,4 +224,50 @@ mlir::kiln::compileExecutableForROCM(ExecutableOp executable,
     binaries.push_back(std::move(*binary));
   }
   return binaries;
+}
+
+namespace {
+
+class ROCMTargetBackend final : public TargetBackend {
+public:
+  explicit ROCMTargetBackend(ROCMTargetOptions options)
+      : options(std::move(options)) {}
+  std::string describe() const override {
+    return "rocm:" + llvm::join(options.chips, ",");
+  }
+  FailureOr<std::vector<ExecutableVariantBinary>>
+  compile(ExecutableOp executable, StringRef dumpDir) const override {
+    ROCMTargetOptions withDump = options;
+    withDump.dumpDir = dumpDir.str();
+    FailureOr<std::vector<ROCMExecutableBinary>> binaries =
+        compileExecutableForROCM(executable, withDump);
+    if (failed(binaries))
+      return failure();
+    std::vector<ExecutableVariantBinary> variants;
+    for (ROCMExecutableBinary &binary : *binaries) {
+      ExecutableVariantBinary variant = makeGPUVariant<ROCMKernelExport>(
+          "rocm:" + binary.chip, kROCMBinaryFormat.str(),
+          std::move(binary.hsaco), binary.exports);
+      // Resource usage read back from the HSACO metadata.
+      for (auto [entry, kernel] :
+           llvm::zip_equal(variant.exports, binary.exports)) {
+        entry.vgprCount = kernel.vgprCount;
+        entry.sgprCount = kernel.sgprCount;
+        entry.agprCount = kernel.agprCount;
+        entry.scratchBytes = kernel.scratchBytes;
+      }
+      variants.push_back(std::move(variant));
+    }
+    return variants;
+  }
+
+private:
+  ROCMTargetOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<TargetBackend>
+mlir::kiln::createROCMTargetBackend(ROCMTargetOptions options) {
+  return std::make_unique<ROCMTargetBackend>(std::move(options));
 }

@@ -10,12 +10,14 @@
 
 #include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/TargetBackend.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,10 @@ struct CUDAExecutableBinary {
 FailureOr<std::vector<CUDAExecutableBinary>>
 compileExecutableForCUDA(ExecutableOp executable,
                          const CUDATargetOptions &options);
+
+// The cuda target as a TargetBackend: one "cuda:<chip>" PTX variant per
+// chip.
+std::unique_ptr<TargetBackend> createCUDATargetBackend(CUDATargetOptions options);
 
 } // namespace mlir::kiln
 

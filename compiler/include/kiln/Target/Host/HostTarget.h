@@ -8,10 +8,12 @@
 #define KILN_TARGET_HOST_HOSTTARGET_H_
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/TargetBackend.h"
 #include "mlir/Support/LLVM.h"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,10 @@ struct HostExecutableBinary {
 FailureOr<HostExecutableBinary>
 compileExecutableForHost(ExecutableOp executable,
                          const HostTargetOptions &options);
+
+// The host target as a TargetBackend (variant "host:x86_64", format
+// elf-so-v1).
+std::unique_ptr<TargetBackend> createHostTargetBackend(HostTargetOptions options);
 
 } // namespace mlir::kiln
 

@@ -10,12 +10,14 @@
 
 #include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/Target/TargetBackend.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,10 @@ struct ROCMExecutableBinary {
 FailureOr<std::vector<ROCMExecutableBinary>>
 compileExecutableForROCM(ExecutableOp executable,
                          const ROCMTargetOptions &options);
+
+// The rocm target as a TargetBackend: one "rocm:<chip>" HSACO variant per
+// chip, with the kernels' register and scratch use from its metadata.
+std::unique_ptr<TargetBackend> createROCMTargetBackend(ROCMTargetOptions options);
 
 } // namespace mlir::kiln
 
