@@ -19,13 +19,19 @@ namespace {
 using namespace kiln::schema;  // NOLINT
 
 const char kUsage[] =
-    "usage: kiln-dump MODULE.vmfb [--commands] [--resources]\n"
+    "usage: kiln-dump MODULE.vmfb [--commands] [--resources] [--json]\n"
     "\n"
     "Prints the contents of a compiled Kiln module.\n"
     "  --commands   list every command of every function with its buffers\n"
     "  --resources  print only the resource table: one line per kernel and\n"
     "               target chip with workgroup size and count, VGPRs, SGPRs,\n"
     "               AGPRs, LDS (shared memory) and scratch bytes\n"
+    "  --json       print the module as one JSON object: name, version,\n"
+    "               source digest, compile flags, size, functions (name,\n"
+    "               inputs, outputs, transient bytes, command count),\n"
+    "               executables (name, variants: target, format, binary\n"
+    "               bytes, exports with launch and resource facts) and\n"
+    "               rodata (name, bytes, alignment)\n"
     "  --help       show this help\n"
     "  --version    print Kiln's version and commit\n";
 
@@ -160,10 +166,115 @@ void PrintResources(const Module& module) {
   }
 }
 
+// A JSON string literal of |text|.
+std::string Json(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Json(const flatbuffers::String* text) {
+  return Json(text ? text->str() : std::string());
+}
+
+std::string JsonTriple(const flatbuffers::Vector<uint32_t>* v) {
+  if (!v || v->size() != 3) return "[1, 1, 1]";
+  return "[" + std::to_string(v->Get(0)) + ", " + std::to_string(v->Get(1)) +
+         ", " + std::to_string(v->Get(2)) + "]";
+}
+
+std::string JsonTypes(
+    const flatbuffers::Vector<flatbuffers::Offset<TensorType>>* types) {
+  std::string out = "[";
+  if (types) {
+    for (uint32_t i = 0; i < types->size(); ++i)
+      out += (i ? ", " : "") + Json(TypeString(types->Get(i)));
+  }
+  return out + "]";
+}
+
+// The module as one JSON object (--json).
+void PrintJson(const Module& module, size_t size) {
+  std::printf("{\"name\": %s, \"version\": %u, \"source_digest\": %s, "
+              "\"compile_flags\": %s, \"size\": %zu,\n \"functions\": [",
+              Json(module.name()).c_str(), module.version(),
+              Json(module.source_digest()).c_str(),
+              Json(module.compile_flags()).c_str(), size);
+  if (const auto* functions = module.functions()) {
+    for (uint32_t i = 0; i < functions->size(); ++i) {
+      const Function* f = functions->Get(i);
+      std::printf("%s\n  {\"name\": %s, \"inputs\": %s, \"outputs\": %s, "
+                  "\"transient_bytes\": %" PRIu64 ", \"commands\": %u}",
+                  i ? "," : "", Json(f->name()).c_str(),
+                  JsonTypes(f->inputs()).c_str(),
+                  JsonTypes(f->outputs()).c_str(), f->transient_size(),
+                  f->commands() ? f->commands()->size() : 0);
+    }
+  }
+  std::printf("],\n \"executables\": [");
+  if (const auto* executables = module.executables()) {
+    for (uint32_t e = 0; e < executables->size(); ++e) {
+      const Executable* executable = executables->Get(e);
+      std::printf("%s\n  {\"name\": %s, \"variants\": [", e ? "," : "",
+                  Json(executable->name()).c_str());
+      const auto* variants = executable->variants();
+      for (uint32_t v = 0; variants && v < variants->size(); ++v) {
+        const ExecutableVariant* variant = variants->Get(v);
+        std::printf("%s\n    {\"target\": %s, \"format\": %s, "
+                    "\"binary_bytes\": %u, \"exports\": [",
+                    v ? "," : "", Json(variant->target()).c_str(),
+                    Json(variant->format()).c_str(),
+                    variant->binary() ? variant->binary()->size() : 0);
+        const auto* exports = variant->exports();
+        for (uint32_t x = 0; exports && x < exports->size(); ++x) {
+          const ExecutableExport* exp = exports->Get(x);
+          std::printf(
+              "%s\n      {\"name\": %s, \"workgroup_count\": %s, "
+              "\"workgroup_size\": %s, \"bindings\": %u, "
+              "\"push_constants\": %u, \"shared_memory_bytes\": %u, "
+              "\"vgpr\": %u, \"sgpr\": %u, \"agpr\": %u, "
+              "\"scratch_bytes\": %u}",
+              x ? "," : "", Json(exp->name()).c_str(),
+              JsonTriple(exp->workgroup_count()).c_str(),
+              JsonTriple(exp->workgroup_size()).c_str(), exp->binding_count(),
+              exp->push_constant_count(), exp->shared_memory_bytes(),
+              exp->vgpr_count(), exp->sgpr_count(), exp->agpr_count(),
+              exp->scratch_bytes());
+        }
+        std::printf("]}");
+      }
+      std::printf("]}");
+    }
+  }
+  std::printf("],\n \"rodata\": [");
+  if (const auto* rodata = module.rodata()) {
+    for (uint32_t r = 0; r < rodata->size(); ++r) {
+      const Rodata* entry = rodata->Get(r);
+      std::printf("%s\n  {\"name\": %s, \"bytes\": %u, \"alignment\": %u}",
+                  r ? "," : "", Json(entry->name()).c_str(),
+                  entry->data() ? entry->data()->size() : 0,
+                  entry->alignment());
+    }
+  }
+  std::printf("]}\n");
+}
+
 int Main(int argc, char** argv) {
   std::string path;
   bool commands = false;
   bool resources = false;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -176,6 +287,8 @@ int Main(int argc, char** argv) {
       commands = true;
     } else if (arg == "--resources") {
       resources = true;
+    } else if (arg == "--json") {
+      json = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "error: unknown option '%s' (see --help)\n",
                    arg.c_str());
@@ -202,6 +315,10 @@ int Main(int argc, char** argv) {
   const Module& module = image->module();
   if (resources) {
     PrintResources(module);
+    return 0;
+  }
+  if (json) {
+    PrintJson(module, image->size());
     return 0;
   }
   auto str = [](const flatbuffers::String* s) {
