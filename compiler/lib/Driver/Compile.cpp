@@ -5,6 +5,8 @@
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -43,9 +45,12 @@ public:
 
 private:
   LogicalResult dump(StringRef name);
+  // Thread-safe: executables compile in parallel.
   void progress(const Twine &message) {
-    if (hooks.progress)
-      hooks.progress(message);
+    if (!hooks.progress)
+      return;
+    std::lock_guard<std::mutex> lock(progressMutex);
+    hooks.progress(message);
   }
   // Reports "<what> took N.NNN s" when progress is wanted.
   struct Timed {
@@ -67,6 +72,7 @@ private:
   // One per --target, in order.
   std::vector<std::unique_ptr<TargetBackend>> backends;
   unsigned phaseCount = 0;
+  std::mutex progressMutex;
 };
 
 } // namespace
@@ -102,32 +108,51 @@ LogicalResult Compiler::runPhase(StringRef name,
 
 LogicalResult Compiler::compileExecutables(ExecutableBinaryMap &binaries) {
   ++phaseCount;
-  for (auto executable : module.getOps<ExecutableOp>()) {
-    std::string executableDumpDir;
-    if (!options.dumpDir.empty()) {
-      SmallString<256> dir(options.dumpDir);
-      llvm::sys::path::append(dir, executable.getSymName());
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return executable.emitError("cannot create ")
-               << dir << ": " << ec.message();
-      executableDumpDir = std::string(dir);
-    }
-    std::vector<ExecutableVariantBinary> &variants =
-        binaries[executable.getSymName()];
-    for (const std::unique_ptr<TargetBackend> &backend : backends) {
-      std::string what = ("codegen " + executable.getSymName() + " for " +
-                          backend->describe())
-                             .str();
-      progress(what);
-      Timed timed{*this, what};
-      FailureOr<std::vector<ExecutableVariantBinary>> compiled =
-          backend->compile(executable, executableDumpDir);
-      if (failed(compiled))
-        return failure();
-      for (ExecutableVariantBinary &variant : *compiled)
-        variants.push_back(std::move(variant));
-    }
+  SmallVector<ExecutableOp> executables =
+      llvm::to_vector(module.getOps<ExecutableOp>());
+  std::vector<std::string> dumpDirs(executables.size());
+  for (auto [executable, dumpDir] : llvm::zip_equal(executables, dumpDirs)) {
+    if (options.dumpDir.empty())
+      continue;
+    SmallString<256> dir(options.dumpDir);
+    llvm::sys::path::append(dir, executable.getSymName());
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return executable.emitError("cannot create ")
+             << dir << ": " << ec.message();
+    dumpDir = std::string(dir);
   }
+  // Executables compile in parallel (each is isolated; their diagnostics
+  // come out in executable order) on the context's threads: the dialects
+  // the targets' pass pipelines use are loaded first, as none may be loaded
+  // while threads run, and every thread holds a CodegenScope so that an
+  // in-process link never runs beside LLVM code generation.
+  MLIRContext *context = module.getContext();
+  if (context->isMultithreadingEnabled() && executables.size() > 1)
+    context->loadAllAvailableDialects();
+  std::vector<std::vector<ExecutableVariantBinary>> results(executables.size());
+  LogicalResult compiled = failableParallelForEach(
+      context, llvm::seq<size_t>(0, executables.size()), [&](size_t i) {
+        CodegenScope scope;
+        ExecutableOp executable = executables[i];
+        for (const std::unique_ptr<TargetBackend> &backend : backends) {
+          std::string what = ("codegen " + executable.getSymName() + " for " +
+                              backend->describe())
+                                 .str();
+          progress(what);
+          Timed timed{*this, what};
+          FailureOr<std::vector<ExecutableVariantBinary>> variants =
+              backend->compile(executable, dumpDirs[i]);
+          if (failed(variants))
+            return failure();
+          for (ExecutableVariantBinary &variant : *variants)
+            results[i].push_back(std::move(variant));
+        }
+        return success();
+      });
+  if (failed(compiled))
+    return failure();
+  for (auto [executable, variants] : llvm::zip_equal(executables, results))
+    binaries[executable.getSymName()] = std::move(variants);
   return success();
 }
 

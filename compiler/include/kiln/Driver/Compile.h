@@ -79,7 +79,8 @@ struct CompileHooks {
 
 // Compiles the parsed, verified `module` (modified in place) and writes
 // the serialized module to `os`. Every failure is a diagnostic on the
-// module's context.
+// module's context. Executables compile in parallel when the context is
+// multithreaded (the output is the same as a serial compile's).
 LogicalResult compileProgram(ModuleOp module, const CompileOptions &options,
                              const CompileHooks &hooks, raw_ostream &os);
 

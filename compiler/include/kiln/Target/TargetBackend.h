@@ -41,6 +41,19 @@ struct ExecutableVariantBinary {
   std::vector<VariantExport> exports;
 };
 
+// Held by a thread while it generates code for a target (any LLVM work):
+// in-process lld (host shared objects, HSACO) resets the process's cl::opt
+// values, which LLVM code generation reads, so a link waits until no other
+// thread is inside such a scope, and scopes wait for the link. Reentrant per
+// thread; a link from inside a scope steps out of it while it runs.
+class CodegenScope {
+public:
+  CodegenScope();
+  ~CodegenScope();
+  CodegenScope(const CodegenScope &) = delete;
+  CodegenScope &operator=(const CodegenScope &) = delete;
+};
+
 class TargetBackend {
 public:
   virtual ~TargetBackend() = default;

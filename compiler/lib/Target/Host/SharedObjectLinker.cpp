@@ -2,6 +2,8 @@
 
 #include "SharedObjectLinker.h"
 
+#include "kiln/Target/TargetBackend.h"
+
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Object/ELFObjectFile.h"
@@ -11,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <mutex>
+#include <shared_mutex>
 
 LLD_HAS_DRIVER(elf)
 
@@ -20,6 +23,41 @@ namespace mlir::kiln {
 
 static Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
+}
+
+namespace {
+
+std::shared_mutex &codegenMutex() {
+  static std::shared_mutex mutex;
+  return mutex;
+}
+thread_local int scopeDepth = 0;
+
+// Exclusive use of the process for a link; the calling thread's shared
+// CodegenScope (if any) is released meanwhile and taken again after.
+struct LinkLock {
+  LinkLock() {
+    if (scopeDepth > 0)
+      codegenMutex().unlock_shared();
+    codegenMutex().lock();
+  }
+  ~LinkLock() {
+    codegenMutex().unlock();
+    if (scopeDepth > 0)
+      codegenMutex().lock_shared();
+  }
+};
+
+} // namespace
+
+mlir::kiln::CodegenScope::CodegenScope() {
+  if (scopeDepth++ == 0)
+    codegenMutex().lock_shared();
+}
+
+mlir::kiln::CodegenScope::~CodegenScope() {
+  if (--scopeDepth == 0)
+    codegenMutex().unlock_shared();
 }
 
 Expected<std::vector<uint8_t>> linkSharedObject(ArrayRef<char> object) {
@@ -51,9 +89,9 @@ Expected<std::vector<uint8_t>> linkSharedObject(ArrayRef<char> object) {
                         objectPath.c_str()};
   lld::Result result;
   {
-    // lld keeps global state: one link at a time per process.
-    static std::mutex lldMutex;
-    std::lock_guard<std::mutex> lock(lldMutex);
+    // lld keeps global state and resets cl::opts: it runs alone, outside
+    // every thread's CodegenScope (this thread's included, for the link).
+    LinkLock lock;
     result = lld::lldMain(args, diagOs, diagOs, {{lld::Gnu, &lld::elf::link}});
   }
   if (result.retCode != 0)
