@@ -178,8 +178,9 @@ private:
   }
 
   // Whether `consumer` reads every group result it uses without recomputing
-  // group values: through a permutation or, with `rows`, as a row value
-  // broadcast along the reduced loops (indexed by the leading loops).
+  // group values: through a permutation (the identity for a contraction's
+  // result) or, with `rows`, as a row value broadcast along the reduced
+  // loops (indexed by the leading loops).
   bool readsGroupWithoutRecomputing(Operation *consumer, const Group &group,
                                     const std::optional<RowDomain> &rows) {
     auto linalgOp = cast<linalg::LinalgOp>(consumer);
@@ -194,6 +195,13 @@ private:
       if (!def || !group.contains(def))
         continue;
       AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+      // A contraction's kernel hands its consumer each result element in
+      // registers, where it was computed (the GPU recipes' epilogue): the
+      // consumer must read it at the same point, not transposed.
+      auto defLinalg = dyn_cast<linalg::LinalgOp>(def);
+      if (defLinalg && linalg::isaContractionOpInterface(defLinalg) &&
+          !map.isIdentity())
+        return false;
       if (!rows || !spansRows(linalgOp, *rows)) {
         if (!map.isPermutation())
           return false;

@@ -335,3 +335,32 @@ func.func @widened_rows(%x: tensor<4x64xf16>) -> tensor<4x64xf32> {
   } -> tensor<4x64xf32>
   return %sub : tensor<4x64xf32>
 }
+
+// -----
+
+// A consumer that reads a matmul's result transposed does not join the
+// matmul's dispatch (contraction kernels hand each result element to their
+// consumer where it was computed); it gets its own.
+// CHECK-LABEL: func.func @matmul_then_transpose
+// CHECK:       kiln.dispatch_region
+// CHECK:         linalg.matmul
+// CHECK-NOT:     linalg.generic
+// CHECK:         kiln.yield
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel"]
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @matmul_then_transpose(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<16x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %et = tensor.empty() : tensor<16x4xf32>
+  %t = linalg.generic {indexing_maps = [#tr, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<4x16xf32>) outs(%et : tensor<16x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x4xf32>
+  return %t : tensor<16x4xf32>
+}
