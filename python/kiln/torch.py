@@ -20,6 +20,7 @@ nn.Embedding, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Softmax,
 nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval: identity),
 nn.Flatten; torch / torch.nn.functional / tensor-method forms of linear,
 matmul / bmm / @, relu, gelu (exact and tanh), silu, sigmoid, tanh, exp,
+log, sqrt, rsqrt, abs, pow / ** by a number (RMS norm written by hand),
 softmax, log_softmax, layer_norm, +, -, *, / (broadcasting, tensors and
 Python numbers), neg, sum / mean (dims, keepdim), cat, reshape / view /
 flatten, permute / transpose / .t(), contiguous, indexing with integers and
@@ -333,9 +334,12 @@ class _Emitter:
     def lower_function(self, node, fn, args, kwargs):
         unary = {torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid",
                  torch.tanh: "tanh", F.silu: "silu", torch.exp: "exp",
-                 torch.neg: "neg", operator.neg: "neg"}
+                 torch.neg: "neg", operator.neg: "neg", torch.rsqrt: "rsqrt",
+                 torch.sqrt: "sqrt", torch.abs: "abs", torch.log: "log"}
         if fn in unary:
             return self.unary(node, args[0], unary[fn])
+        if fn in (operator.pow, torch.pow):
+            return self.power(node, args[0], args[1])
         if fn is F.gelu:
             approximate = kwargs.get("approximate", "none")
             return self.unary(node, args[0], "gelu_tanh" if approximate == "tanh" else "gelu")
@@ -388,8 +392,11 @@ class _Emitter:
         if method == "contiguous":
             self.values[node] = self.values[args[0]]
             return
-        if method in ("relu", "sigmoid", "tanh", "exp", "neg"):
+        if method in ("relu", "sigmoid", "tanh", "exp", "neg", "rsqrt", "sqrt",
+                      "abs", "log"):
             return self.unary(node, args[0], method)
+        if method == "pow":
+            return self.power(node, args[0], args[1])
         if method in ("softmax", "log_softmax"):
             dim = args[1] if len(args) > 1 else kwargs.get("dim")
             return self.softmax(node, args[0], dim, log=method == "log_softmax")
@@ -422,6 +429,10 @@ class _Emitter:
                 return [f"%r = arith.negf {v} : {t}", "%r"]
             if kind == "exp":
                 return [f"%r = math.exp {v} : {t}", "%r"]
+            if kind in ("rsqrt", "sqrt", "log"):
+                return [f"%r = math.{kind} {v} : {t}", "%r"]
+            if kind == "abs":
+                return [f"%r = math.absf {v} : {t}", "%r"]
             if kind == "tanh":
                 return [f"%r = math.tanh {v} : {t}", "%r"]
             if kind in ("sigmoid", "silu"):
@@ -444,6 +455,27 @@ class _Emitter:
                         f"%th = math.tanh %kin : {t}", f"%b = arith.addf %one, %th : {t}",
                         f"%h = arith.mulf {v}, %half : {t}", f"%r = arith.mulf %h, %b : {t}", "%r"]
             raise AssertionError(kind)
+
+        identity = [f"d{i}" for i in range(len(shape))]
+        out = self.generic([(ssa, shape, identity)], shape, element, body)
+        self.set(node, out, shape, element)
+
+    def power(self, node, x, exponent):
+        """x ** exponent for a Python number exponent (2 and 0.5 exactly)."""
+        if not isinstance(exponent, (int, float)):
+            self.unsupported(node, "pow with a tensor exponent")
+        ssa, shape, element = self.value(node, x)
+        self.float_only(node, element)
+        t = element
+
+        def body(a, out):
+            v = a[0]
+            if exponent == 2:
+                return [f"%r = arith.mulf {v}, {v} : {t}", "%r"]
+            if exponent == 0.5:
+                return [f"%r = math.sqrt {v} : {t}", "%r"]
+            return [f"%e = arith.constant {_float_literal(float(exponent), t)} : {t}",
+                    f"%r = math.powf {v}, %e : {t}", "%r"]
 
         identity = [f"d{i}" for i in range(len(shape))]
         out = self.generic([(ssa, shape, identity)], shape, element, body)

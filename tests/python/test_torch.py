@@ -63,6 +63,21 @@ if torch is not None:
         def forward(self, x):
             return self.norm(self.layers(x))
 
+    class RMSNorm(torch.nn.Module):
+        """Root-mean-square norm as models write it by hand (torch 1.13 has
+        no nn.RMSNorm), then a SiLU-gated projection."""
+
+        def __init__(self, dim=32, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, dim))
+            self.gate = torch.nn.Linear(dim, dim)
+
+        def forward(self, x):
+            norm = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+            y = norm * self.weight
+            return F.silu(self.gate(y)) * y + torch.sqrt(x.abs() + 1.0) ** 0.5
+
     class Mixed(torch.nn.Module):
         """Elementwise ops in several spellings, broadcasting, two outputs."""
 
@@ -165,6 +180,10 @@ class TorchTest(unittest.TestCase):
     def test_attention_block(self):
         torch.manual_seed(1)
         self.check(Attention(), (torch.randn(2, 16, 32),), atol=2e-5)
+
+    def test_rms_norm(self):
+        torch.manual_seed(8)
+        self.check(RMSNorm(), (torch.randn(4, 8, 32),), atol=2e-5)
 
     def test_two_layer_transformer_encoder(self):
         torch.manual_seed(6)
