@@ -121,7 +121,7 @@ class Instance:
 
 
 def _installed_plugins():
-    directory = _rt.runtime_library_dir()
+    directory = _rt.plugin_directory()
     if not directory:
         return []
     return sorted(glob.glob(os.path.join(directory, "libkiln_hal_*.so")))

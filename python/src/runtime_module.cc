@@ -5,7 +5,6 @@
 // kiln.KilnError carrying the status code name (.code) and message. It deals
 // in raw buffers (the buffer protocol), not numpy: kiln/runtime.py maps
 // element types to numpy dtypes and shapes arrays.
-#include <dlfcn.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -314,16 +313,12 @@ Fence createFence(const Device& device) {
   return Fence{FenceHandle(fence)};
 }
 
-// The directory of libkiln_runtime.so (installed driver plugins live next
-// to it), or "" if it cannot be told.
-std::string runtimeLibraryDir() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void*>(&kiln_instance_create), &info) ||
-      !info.dli_fname)
-    return "";
-  std::string path = info.dli_fname;
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
+// Where installed driver plugins live (kiln_plugin_directory), or "".
+std::string pluginDirectory() {
+  size_t length = kiln_plugin_directory(nullptr, 0);
+  std::string directory(length, '\0');
+  kiln_plugin_directory(directory.data(), length + 1);
+  return directory;
 }
 
 }  // namespace
@@ -336,7 +331,7 @@ PYBIND11_MODULE(_runtime, m) {
       "(e.g. 'INVALID_ARGUMENT').",
       PyExc_RuntimeError, nullptr);
   m.attr("KilnError") = py::handle(errorType);
-  m.def("runtime_library_dir", &runtimeLibraryDir);
+  m.def("plugin_directory", &pluginDirectory);
   m.def("element_type_size", [](const std::string& name) {
     return kiln_element_type_size(parseElementType(name));
   });

@@ -260,6 +260,17 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
                                             CompileOptions &options,
                                             std::string &error) {
   bool rocmChips = false, cudaChips = false;
+  // The flags whose value is kept as it is written.
+  auto textFlag = [&](StringRef name) -> std::string * {
+    return llvm::StringSwitch<std::string *>(name)
+        .Case("rocm-device-libs", &options.rocm.deviceLibsDir)
+        .Case("host-cpu", &options.host.cpu)
+        .Case("host-features", &options.host.features)
+        .Case("module-name", &options.writer.name)
+        .Case("dump-intermediates", &options.dumpDir)
+        .Case("parameters", &options.parametersFile)
+        .Default(nullptr);
+  };
   for (StringRef flag : flags) {
     StringRef name = flag, value;
     if (!name.consume_front("--") && !name.consume_front("-")) {
@@ -286,10 +297,10 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       if (!needValue() ||
           failed(splitList(name, value, options.cuda.chips, error)))
         return failure();
-    } else if (name == "rocm-device-libs") {
+    } else if (std::string *text = textFlag(name)) {
       if (!needValue())
         return failure();
-      options.rocm.deviceLibsDir = value.str();
+      *text = value.str();
     } else if (name == "rocm-matrix-cores") {
       options.rocm.matrixCores = !hasValue || value == "true" || value == "1";
     } else if (name == "gpu-opt-level") {
@@ -297,30 +308,10 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
           failed(parseLevel(name, value, options.rocm.optLevel, error)))
         return failure();
       options.cuda.optLevel = options.rocm.optLevel;
-    } else if (name == "host-cpu") {
-      if (!needValue())
-        return failure();
-      options.host.cpu = value.str();
-    } else if (name == "host-features") {
-      if (!needValue())
-        return failure();
-      options.host.features = value.str();
     } else if (name == "host-opt-level") {
       if (!needValue() ||
           failed(parseLevel(name, value, options.host.optLevel, error)))
         return failure();
-    } else if (name == "module-name") {
-      if (!needValue())
-        return failure();
-      options.writer.name = value.str();
-    } else if (name == "dump-intermediates") {
-      if (!needValue())
-        return failure();
-      options.dumpDir = value.str();
-    } else if (name == "parameters") {
-      if (!needValue())
-        return failure();
-      options.parametersFile = value.str();
     } else {
       error = ("unknown flag '--" + name +
                "' (known: --target, --rocm-chip, --cuda-chip, "

@@ -123,6 +123,12 @@ size_t kiln_instance_list_devices(kiln_instance_t* instance,
                                                   char* buffer,
                                                   size_t capacity);
 
+// Writes the folder where installed driver plugins live (the folder of
+// libkiln_runtime.so; kiln_device_create loads libkiln_hal_<driver>.so from
+// there on demand) into |buffer| like snprintf and returns the full length
+// needed; 0 (and "") if it cannot be told.
+size_t kiln_plugin_directory(char* buffer, size_t capacity);
+
 //===----------------------------------------------------------------------===//
 // Device
 //===----------------------------------------------------------------------===//

@@ -168,6 +168,13 @@ kiln_status_t LoadInstalledPlugin(kiln_instance_t* instance, const char* uri) {
 
 extern "C" {
 
+size_t kiln_plugin_directory(char* buffer, size_t capacity) {
+  std::string directory = RuntimeDirectory();
+  if (buffer && capacity > 0)
+    std::snprintf(buffer, capacity, "%s", directory.c_str());
+  return directory.size();
+}
+
 kiln_status_t kiln_device_create(kiln_instance_t* instance, const char* uri,
                                  kiln_device_t** out_device) {
   if (!instance || !uri || !out_device) {

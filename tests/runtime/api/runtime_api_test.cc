@@ -465,8 +465,11 @@ TEST_F(RuntimeApiTest, InstalledPluginLoadsOnDemand) {
   Dl_info info;
   ASSERT_TRUE(dladdr(reinterpret_cast<void*>(&kiln_instance_create), &info));
   std::string library = info.dli_fname;
-  std::string plugin = library.substr(0, library.rfind('/')) +
-                       "/libkiln_hal_sample.so";
+  std::string directory = library.substr(0, library.rfind('/'));
+  char reported[4096];
+  ASSERT_EQ(kiln_plugin_directory(reported, sizeof(reported)), directory.size());
+  EXPECT_EQ(std::string(reported), directory);
+  std::string plugin = directory + "/libkiln_hal_sample.so";
   if (access(plugin.c_str(), F_OK) != 0)
     GTEST_SKIP() << "no " << plugin << " (the sample driver is not built)";
   kiln_device_t* device = nullptr;
