@@ -224,3 +224,26 @@ def copy_bandwidth_tbs(gib=1, iterations=10):
     del x
     torch.cuda.empty_cache()
     return 2 * (gib << 30) / (statistics.median(ms) * 1e-3) / 1e12
+
+
+def device_clock_rate(seconds=0.1, samples=5):
+    """How fast the GPU's event timer runs against the host's clock: the
+    event time between two events recorded on an idle stream, seconds
+    apart, over the host time between their completions (median of
+    |samples|). 1.0 for clocks that agree; a device time t in host seconds
+    is t / rate. Long calls' host-minus-device times include t * (1 - 1 /
+    rate), which this lets the suite take out."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    rates = []
+    for _ in range(samples):
+        start.record()
+        start.synchronize()
+        host_start = time.perf_counter_ns()
+        while time.perf_counter_ns() - host_start < seconds * 1e9:
+            pass
+        end.record()
+        end.synchronize()
+        host_ns = time.perf_counter_ns() - host_start
+        rates.append(start.elapsed_time(end) * 1e6 / host_ns)
+    return statistics.median(rates)

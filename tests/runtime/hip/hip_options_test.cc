@@ -68,11 +68,13 @@ TEST_F(HipOptionsTest, QueryOverridesTheDefaults) {
   DeviceOptions options;
   options.injectFailureEvery = 5;
   ASSERT_EQ(parseDeviceOptions("graphs=0&inject_failure=3&memory_pools=false&"
-                               "collective_checks=no&peer_access=1",
+                               "collective_checks=no&peer_access=1&"
+                               "inject_capture_failure=7",
                                &options),
             nullptr);
   EXPECT_FALSE(options.graphs);
   EXPECT_EQ(options.injectFailureEvery, 3u);
+  EXPECT_EQ(options.injectCaptureFailureEvery, 7u);
   EXPECT_FALSE(options.memoryPools);
   EXPECT_FALSE(options.collectiveChecks);
   EXPECT_TRUE(options.peerAccess);
@@ -92,8 +94,9 @@ TEST_F(HipOptionsTest, UnknownKeyListsTheAcceptedOnes) {
   EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
   std::string text = TakeMessage(status);
   EXPECT_NE(text.find("'turbo'"), std::string::npos) << text;
-  for (const char* key : {"graphs", "memory_pools", "inject_failure",
-                          "collective_checks", "peer_access"})
+  for (const char* key :
+       {"graphs", "memory_pools", "inject_failure", "inject_capture_failure",
+        "collective_checks", "peer_access", "memory_limit", "spin_wait_us"})
     EXPECT_NE(text.find(key), std::string::npos) << key << ": " << text;
 }
 
@@ -107,7 +110,8 @@ TEST_F(HipOptionsTest, PlatformIsNotADeviceOption) {
 TEST_F(HipOptionsTest, BadValuesAreNamed) {
   for (const char* query : {"graphs=2", "graphs=", "inject_failure=-1",
                             "inject_failure=1x", "peer_access=maybe",
-                            "inject_failure=99999999999999999999999"}) {
+                            "inject_failure=99999999999999999999999",
+                            "inject_capture_failure=x"}) {
     DeviceOptions options;
     kiln_status_t status = parseDeviceOptions(query, &options);
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT) << query;

@@ -31,43 +31,52 @@ using kiln::testing::TakeMessage;
 
 class HipStressTest : public ::testing::Test {
  protected:
-  // |injectEvery|: value of $KILN_HIP_INJECT_FAILURE for this test's driver;
-  // |graphs|: of $KILN_HIP_GRAPHS.
-  void start(const char* injectEvery = nullptr, const char* graphs = "1") {
-    if (injectEvery)
-      setenv("KILN_HIP_INJECT_FAILURE", injectEvery, 1);
-    else
-      unsetenv("KILN_HIP_INJECT_FAILURE");
-    setenv("KILN_HIP_GRAPHS", graphs, 1);
-    ASSERT_OK(kiln_hal_driver_registry_create(&registry));
-    const char* plugin = std::getenv("KILN_HIP_PLUGIN_PATH");
-    ASSERT_OK(kiln_hal_driver_registry_load_plugin(
-        registry, plugin && *plugin ? plugin : KILN_HIP_PLUGIN_PATH));
-    kiln_status_t status =
-        kiln_hal_driver_registry_create_device(registry, "hip", &device);
-    unsetenv("KILN_HIP_INJECT_FAILURE");
-    unsetenv("KILN_HIP_GRAPHS");
-    kiln_status_code_t code = kiln_status_code(status);
-    if (code == KILN_STATUS_UNAVAILABLE || code == KILN_STATUS_NOT_FOUND)
-      GTEST_SKIP() << "no GPU for the hip driver here: " << TakeMessage(status);
-    ASSERT_OK(status);
-    ASSERT_OK(kiln_hal_executable_cache_create(device, &cache));
-    if (!kiln_hal_executable_cache_can_prepare_format(cache, "ptx"))
-      GTEST_SKIP() << "the device does not load PTX (AMD platform)";
-    // $KILN_HIP_TEST_PTX_PATH overrides the build path (binaries carried to
-    // a GPU machine by build_tools/gpu_check.sh).
-    const char* path = std::getenv("KILN_HIP_TEST_PTX_PATH");
-    if (!path || !*path) path = KILN_HIP_TEST_PTX_PATH;
-    std::ifstream file(path, std::ios::binary);
-    std::vector<char> ptx((std::istreambuf_iterator<char>(file)), {});
-    ASSERT_FALSE(ptx.empty()) << "cannot read " << path;
-    kiln_hal_executable_export_t exports[1] = {
-        {"cts_add_f32", {1, 1, 1}, {64, 1, 1}, 3, 1, 0}};
-    kiln_hal_executable_params_t params = {"ptx", ptx.data(), ptx.size(), 1,
-                                           exports};
-    ASSERT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
-                                                           &executable));
-  }
+   // |injectEvery|: value of $KILN_HIP_INJECT_FAILURE for this test's driver;
+   // |graphs|: of $KILN_HIP_GRAPHS.
+   // |captureEvery|: of $KILN_HIP_INJECT_CAPTURE_FAILURE.
+   void start(const char *injectEvery = nullptr, const char *graphs = "1",
+              const char *captureEvery = nullptr) {
+     if (injectEvery)
+       setenv("KILN_HIP_INJECT_FAILURE", injectEvery, 1);
+     else
+       unsetenv("KILN_HIP_INJECT_FAILURE");
+     if (captureEvery)
+       setenv("KILN_HIP_INJECT_CAPTURE_FAILURE", captureEvery, 1);
+     else
+       unsetenv("KILN_HIP_INJECT_CAPTURE_FAILURE");
+     setenv("KILN_HIP_GRAPHS", graphs, 1);
+     ASSERT_OK(kiln_hal_driver_registry_create(&registry));
+     const char *plugin = std::getenv("KILN_HIP_PLUGIN_PATH");
+     ASSERT_OK(kiln_hal_driver_registry_load_plugin(
+         registry, plugin && *plugin ? plugin : KILN_HIP_PLUGIN_PATH));
+     kiln_status_t status =
+         kiln_hal_driver_registry_create_device(registry, "hip", &device);
+     unsetenv("KILN_HIP_INJECT_FAILURE");
+     unsetenv("KILN_HIP_INJECT_CAPTURE_FAILURE");
+     unsetenv("KILN_HIP_GRAPHS");
+     kiln_status_code_t code = kiln_status_code(status);
+     if (code == KILN_STATUS_UNAVAILABLE || code == KILN_STATUS_NOT_FOUND)
+       GTEST_SKIP() << "no GPU for the hip driver here: "
+                    << TakeMessage(status);
+     ASSERT_OK(status);
+     ASSERT_OK(kiln_hal_executable_cache_create(device, &cache));
+     if (!kiln_hal_executable_cache_can_prepare_format(cache, "ptx"))
+       GTEST_SKIP() << "the device does not load PTX (AMD platform)";
+     // $KILN_HIP_TEST_PTX_PATH overrides the build path (binaries carried to
+     // a GPU machine by build_tools/gpu_check.sh).
+     const char *path = std::getenv("KILN_HIP_TEST_PTX_PATH");
+     if (!path || !*path)
+       path = KILN_HIP_TEST_PTX_PATH;
+     std::ifstream file(path, std::ios::binary);
+     std::vector<char> ptx((std::istreambuf_iterator<char>(file)), {});
+     ASSERT_FALSE(ptx.empty()) << "cannot read " << path;
+     kiln_hal_executable_export_t exports[1] = {
+         {"cts_add_f32", {1, 1, 1}, {64, 1, 1}, 3, 1, 0}};
+     kiln_hal_executable_params_t params = {"ptx", ptx.data(), ptx.size(), 1,
+                                            exports};
+     ASSERT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                            &executable));
+   }
 
   void TearDown() override {
     kiln_hal_executable_release(executable);
@@ -426,6 +435,96 @@ TEST_F(HipStressTest, InjectedFailureReachesEveryWaiter) {
   for (auto* s : {timeline, downstream, fresh}) kiln_hal_semaphore_release(s);
   kiln_hal_buffer_release(a);
   kiln_hal_command_buffer_release(cb);
+}
+
+size_t countOf(const std::string &text, const std::string &word) {
+  size_t count = 0;
+  for (size_t at = text.find(word); at != std::string::npos;
+       at = text.find(word, at + 1))
+    ++count;
+  return count;
+}
+
+// A graph capture that fails (injected as an invalidated capture) replays
+// that run and tries again later: with every capture failing, after 1, 2
+// and 4 replays, then never again (four reports, the last final); with
+// every second capture failing, the capture after the failure succeeds.
+// The results are right throughout.
+class HipCaptureFailureTest : public HipStressTest {
+protected:
+  // Runs |calls| calls of recordAdd's command buffer, call i on binding table
+  // i % 2 (x_t += 1 for table t's x), each after the one before, and checks
+  // both x. Returns what the driver wrote on stderr meanwhile.
+  std::string runAlternatingTables(kiln_hal_command_buffer_t *cb,
+                                   kiln_hal_semaphore_t *timeline,
+                                   kiln_hal_buffer_t *const x[2],
+                                   kiln_hal_buffer_t *inc, uint32_t calls) {
+    kiln_hal_binding_t tables[2][3];
+    for (int t = 0; t < 2; ++t) {
+      tables[t][0] = {x[t], 0, KILN_HAL_WHOLE_BUFFER};
+      tables[t][1] = {inc, 0, KILN_HAL_WHOLE_BUFFER};
+      tables[t][2] = {x[t], 0, KILN_HAL_WHOLE_BUFFER};
+    }
+    ::testing::internal::CaptureStderr();
+    for (uint64_t call = 0; call < calls; ++call) {
+      kiln_hal_binding_table_t table = {3, tables[call % 2]};
+      uint64_t waitValue = call, signalValue = call + 1;
+      kiln_hal_semaphore_list_t wait = {1, &timeline, &waitValue};
+      kiln_hal_semaphore_list_t signal = {1, &timeline, &signalValue};
+      EXPECT_OK(kiln_hal_device_queue_execute(
+          device, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &cb, &table));
+    }
+    EXPECT_OK(kiln_hal_semaphore_wait(timeline, calls, kTimeout));
+    std::string log = ::testing::internal::GetCapturedStderr();
+    for (int t = 0; t < 2; ++t) {
+      float value[64];
+      EXPECT_OK(kiln_hal_buffer_read(x[t], 0, value, sizeof(value)));
+      float expected = float((calls + 1 - t) / 2);
+      for (float v : value)
+        EXPECT_EQ(v, expected) << "table " << t;
+    }
+    return log;
+  }
+
+  void run(const char *every, uint32_t calls, size_t retries, size_t finals) {
+    start(nullptr, "1", every);
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    kiln_hal_command_buffer_t *cb = recordAdd(64);
+    kiln_hal_buffer_t *x[2] = {allocate(256), allocate(256)};
+    kiln_hal_buffer_t *inc = allocate(256);
+    std::vector<float> zeros(64, 0.0f), ones(64, 1.0f);
+    for (kiln_hal_buffer_t *buffer : x)
+      ASSERT_OK(kiln_hal_buffer_write(buffer, 0, zeros.data(), 256));
+    ASSERT_OK(kiln_hal_buffer_write(inc, 0, ones.data(), 256));
+    kiln_hal_semaphore_t *timeline = semaphore();
+    std::string log = runAlternatingTables(cb, timeline, x, inc, calls);
+    EXPECT_EQ(countOf(log, "could not be captured into a graph"),
+              retries + finals)
+        << log;
+    EXPECT_EQ(countOf(log, "a later run tries again"), retries) << log;
+    EXPECT_EQ(countOf(log, "replayed on the stream from now on"), finals)
+        << log;
+    EXPECT_EQ(countOf(log, "$KILN_HIP_INJECT_CAPTURE_FAILURE"),
+              retries + finals)
+        << log;
+    kiln_hal_semaphore_release(timeline);
+    for (kiln_hal_buffer_t *buffer : x)
+      kiln_hal_buffer_release(buffer);
+    kiln_hal_buffer_release(inc);
+    kiln_hal_command_buffer_release(cb);
+  }
+};
+
+TEST_F(HipCaptureFailureTest, EveryCaptureFailsThenReplaysForGood) {
+  // Captures at calls 0, 2, 5 and 10 (backoff 1, 2, 4), then none.
+  run("1", 40, 3, 1);
+}
+
+TEST_F(HipCaptureFailureTest, CaptureAfterAFailureSucceeds) {
+  // Capture 1 (table 0) succeeds, 2 (table 1) fails, 3 (table 1 after one
+  // replay) succeeds; the graphs of both tables are cached from then on.
+  run("2", 40, 1, 0);
 }
 
 // The module executor's pattern at a realistic size: a reusable command

@@ -1,5 +1,6 @@
 #include "drivers/hip/hip_command_buffer.h"
 
+#include <cstdio>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -47,8 +48,15 @@ struct HipCommandBuffer {
   uint8_t* pinnedBytes = nullptr;     // host payloads in pinned memory
   std::vector<size_t> pinnedOffsets;  // of each command's bytes in them
   std::list<CachedGraph> graphs;      // most recently used first
-  bool graphsFailed = false;          // capture unsupported: replay instead
+  // Capture failures. A platform without capture replays for good; any
+  // other failure replays that run and tries again after 1, 2, 4, ... runs,
+  // giving up after kMaxCaptureFailures (each one is reported on stderr).
+  bool graphsFailed = false;
+  uint32_t captureFailures = 0;
+  uint64_t replaysBeforeRetry = 0;
 };
+
+constexpr uint32_t kMaxCaptureFailures = 4;
 
 HipCommandBuffer* cast(kiln_hal_command_buffer_t* commandBuffer) {
   return reinterpret_cast<HipCommandBuffer*>(commandBuffer);
@@ -370,9 +378,12 @@ kiln_status_t captureGraph(HipCommandBuffer* commandBuffer,
   const DeviceContext& context = *commandBuffer->context;
   Platform& platform = *context.platform;
   KILN_HIP_RETURN_IF_ERROR(pinHostBytes(commandBuffer));
-  KILN_HIP_RETURN_IF_ERROR(context.check(platform.streamBeginCapture(stream),
-                                         "hipStreamBeginCapture",
-                                         KILN_STATUS_UNIMPLEMENTED));
+  hipError_t beginError = platform.streamBeginCapture(stream);
+  if (beginError != hipSuccess)
+    return context.check(beginError, "hipStreamBeginCapture",
+                         beginError == hipErrorNotSupported
+                             ? KILN_STATUS_UNIMPLEMENTED
+                             : KILN_STATUS_UNAVAILABLE);
   const uint8_t* pinned = commandBuffer->pinnedBytes;
   const std::vector<size_t>& offsets = commandBuffer->pinnedOffsets;
   kiln_status_t status = issueCommands(
@@ -382,12 +393,21 @@ kiln_status_t captureGraph(HipCommandBuffer* commandBuffer,
   // Capture must end whatever happened, or the stream stays unusable.
   hipGraph_t graph = nullptr;
   hipError_t error = platform.streamEndCapture(stream, &graph);
+  const uint64_t every = context.options.injectCaptureFailureEvery;
+  const uint64_t capture =
+      context.captures.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!status && error == hipSuccess && every != 0 && capture % every == 0)
+    status = makeStatus(KILN_STATUS_UNAVAILABLE,
+                        "injected failure ($KILN_HIP_INJECT_CAPTURE_FAILURE="
+                        "%llu): capture %llu on hip://%d was invalidated",
+                        (unsigned long long)every, (unsigned long long)capture,
+                        context.ordinal);
   if (!status && error != hipSuccess)
-    status = context.check(error, "hipStreamEndCapture",
-                           KILN_STATUS_UNIMPLEMENTED);
+    status =
+        context.check(error, "hipStreamEndCapture", KILN_STATUS_UNAVAILABLE);
   if (!status) {
     status = context.check(platform.graphInstantiate(&out->exec, graph),
-                           "hipGraphInstantiate", KILN_STATUS_UNIMPLEMENTED);
+                           "hipGraphInstantiate", KILN_STATUS_UNAVAILABLE);
   }
   if (status) {
     if (graph) platform.graphDestroy(graph);
@@ -396,6 +416,29 @@ kiln_status_t captureGraph(HipCommandBuffer* commandBuffer,
   }
   out->graph = graph;
   return nullptr;
+}
+
+// Records a failed capture (and frees |status|): a platform without capture
+// (UNIMPLEMENTED) or kMaxCaptureFailures failures in a row end the graphs of
+// this command buffer; otherwise the next capture comes after 2^(n-1)
+// captures that miss the cache would have made (replayed instead). Each failure
+// is reported once on stderr, as replays cost a launch per command. Caller
+// holds graphMutex.
+void noteCaptureFailure(HipCommandBuffer *commandBuffer, kiln_status_t status) {
+  const uint32_t failures = ++commandBuffer->captureFailures;
+  const bool final = statusCode(status) == KILN_STATUS_UNIMPLEMENTED ||
+                     failures >= kMaxCaptureFailures;
+  commandBuffer->graphsFailed = final;
+  commandBuffer->replaysBeforeRetry = final ? 0 : uint64_t(1) << (failures - 1);
+  std::fprintf(stderr,
+               "kiln hip: a command buffer of %zu commands on hip://%d could "
+               "not be captured into a graph (%s); %s\n",
+               commandBuffer->list.commands().size(),
+               commandBuffer->context->ordinal, statusMessage(status),
+               final
+                   ? "its commands are replayed on the stream from now on"
+                   : "this run replays its commands, a later run tries again");
+  freeStatus(status);
 }
 
 }  // namespace
@@ -490,17 +533,22 @@ kiln_status_t issueCommandBuffer(kiln_hal_command_buffer_t* base,
   auto hit = graphs.begin();
   while (hit != graphs.end() && hit->key != key) ++hit;
   if (hit == graphs.end()) {
+    if (commandBuffer->replaysBeforeRetry > 0) {
+      --commandBuffer->replaysBeforeRetry;
+      return replay(commandBuffer, table, stream);
+    }
     CachedGraph entry;
     entry.key = std::move(key);
     kiln_status_t status = captureGraph(commandBuffer, table, stream, &entry);
-    if (statusCode(status) == KILN_STATUS_UNIMPLEMENTED) {
-      // The runtime cannot capture (old HIP, or a command capture does not
-      // support): remember it and replay from now on.
-      freeStatus(status);
-      commandBuffer->graphsFailed = true;
+    kiln_status_code_t code = statusCode(status);
+    if (code == KILN_STATUS_UNIMPLEMENTED || code == KILN_STATUS_UNAVAILABLE) {
+      // The platform cannot capture (old HIP): replay from now on. Any other
+      // capture failure replays this run and retries later.
+      noteCaptureFailure(commandBuffer, status);
       return replay(commandBuffer, table, stream);
     }
     KILN_HIP_RETURN_IF_ERROR(status);
+    commandBuffer->captureFailures = 0;
     if (graphs.size() >= kGraphCacheSize) {
       destroyGraph(context, graphs.back());
       graphs.pop_back();

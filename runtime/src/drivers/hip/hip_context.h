@@ -11,6 +11,7 @@
 #ifndef KILN_DRIVERS_HIP_HIP_CONTEXT_H_
 #define KILN_DRIVERS_HIP_HIP_CONTEXT_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -69,6 +70,8 @@ struct DeviceContext {
   mutable std::mutex eventMutex;
   mutable std::vector<hipEvent_t> freeEvents;
   mutable std::vector<hipEvent_t> freeTimingEvents;
+  // Graph captures attempted (for the inject_capture_failure option).
+  mutable std::atomic<uint64_t> captures{0};
 
   DeviceContext() = default;
   DeviceContext(const DeviceContext&) = delete;

@@ -11,9 +11,10 @@
 namespace kiln::hip {
 namespace {
 
-constexpr const char* kAcceptedKeys =
-    "graphs=0|1, memory_pools=0|1, inject_failure=N, collective_checks=0|1, "
-    "peer_access=0|1, memory_limit=BYTES, spin_wait_us=N";
+constexpr const char *kAcceptedKeys =
+    "graphs=0|1, memory_pools=0|1, inject_failure=N, "
+    "inject_capture_failure=N, collective_checks=0|1, peer_access=0|1, "
+    "memory_limit=BYTES, spin_wait_us=N";
 
 bool parseBool(const std::string& text, bool* out) {
   for (const char* word : {"1", "on", "true", "yes"})
@@ -56,6 +57,9 @@ kiln_status_t apply(const std::string& key, const std::string& value,
   } else if (key == "inject_failure") {
     ok = parseCount(value, &options->injectFailureEvery);
     expected = "N, to fail every N-th queue_execute of the device (0: never)";
+  } else if (key == "inject_capture_failure") {
+    ok = parseCount(value, &options->injectCaptureFailureEvery);
+    expected = "N, to fail every N-th graph capture of the device (0: never)";
   } else {
     const char* hint = key == "platform"
                            ? " (the platform is chosen per driver with "
@@ -84,6 +88,7 @@ kiln_status_t readEnvironmentOptions(DeviceOptions* options) {
       {"KILN_HIP_GRAPHS", "graphs"},
       {"KILN_HIP_MEMORY_POOLS", "memory_pools"},
       {"KILN_HIP_INJECT_FAILURE", "inject_failure"},
+      {"KILN_HIP_INJECT_CAPTURE_FAILURE", "inject_capture_failure"},
       {"KILN_HIP_COLLECTIVE_CHECKS", "collective_checks"},
       {"KILN_HIP_PEER_ACCESS", "peer_access"},
       {"KILN_HIP_MEMORY_LIMIT", "memory_limit"},

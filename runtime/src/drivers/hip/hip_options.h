@@ -2,13 +2,16 @@
 // device by the query of its URI (hip://0?graphs=0&inject_failure=3).
 //
 //   key                 environment default          values
+// clang-format off
 //   graphs              $KILN_HIP_GRAPHS=1           0|1: reusable command buffers as graphs
 //   memory_pools        $KILN_HIP_MEMORY_POOLS=1     0|1: stream-ordered pools for queue_alloca
 //   inject_failure      $KILN_HIP_INJECT_FAILURE=0   N: every N-th queue_execute fails (0: never)
+//   inject_capture_failure  $KILN_HIP_INJECT_CAPTURE_FAILURE=0  N: every N-th graph capture fails (0: never)
 //   collective_checks   $KILN_HIP_COLLECTIVE_CHECKS=0  0|1: compare collective arguments across ranks
 //   peer_access         $KILN_HIP_PEER_ACCESS=1      0|1: enable peer access to the process's other hip devices
 //   memory_limit        $KILN_HIP_MEMORY_LIMIT=0     BYTES (512M, 8G): cap on device memory reserved, in use + cached (0: none)
 //   spin_wait_us        $KILN_HIP_SPIN_WAIT_US=100000  N: poll for up to N us before a blocking wait
+// clang-format on
 //
 // Booleans accept 1/0, on/off, true/false, yes/no. The platform
 // ($KILN_HIP_PLATFORM and the library paths) is chosen once per driver and
@@ -33,6 +36,10 @@ struct DeviceOptions {
   // fails as if its kernel launch had failed, and so does every later N-th
   // one. 0 disables it.
   uint64_t injectFailureEvery = 0;
+  // The N-th graph capture of the device (1-based) and every later N-th one
+  // fail as an invalidated capture would (tests the replay and retry of
+  // command buffers that cannot be captured). 0 disables it.
+  uint64_t injectCaptureFailureEvery = 0;
   // Before each collective, the ranks exchange its arguments (one small
   // all-gather and a host round trip) so that mismatched or locally invalid
   // collectives fail on every rank instead of hanging or corrupting data.
