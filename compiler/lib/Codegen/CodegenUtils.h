@@ -43,6 +43,20 @@ StringRef classifyRootOp(Operation *root);
 // is one.
 std::optional<unsigned> getNvidiaSmVersion(StringRef chip);
 
+// The fused attention kernel (strategy "attention", kiln-gpu-lower-attention):
+// a workgroup of kAttentionWarps warps computes kAttentionRows query rows
+// of one batch, 16 per warp, streaming K and V in blocks of kAttentionBlock
+// rows. Its shared memory: two stages each of K's and V's blocks (Q's rows
+// pass through K's second stage), rows of head dim `d` padded by 8
+// elements (16-bit elements).
+constexpr int64_t kAttentionRows = 64;
+constexpr int64_t kAttentionWarps = 4;
+constexpr int64_t kAttentionBlock = 64;
+constexpr int64_t kAttentionPadding = 8;
+inline int64_t attentionSharedBytes(int64_t d) {
+  return 4 * kAttentionBlock * (d + kAttentionPadding) * 2;
+}
+
 // A contraction the GPU contraction recipe computes (loop positions of
 // `op`): C[b..., m, n] += A[b..., m, k] * B[b..., k, n], or B[b..., n, k]
 // when `transposedB`, with the batch loops leading in every operand in the

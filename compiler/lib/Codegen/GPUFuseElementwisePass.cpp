@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/DispatchCreation/Attention.h"
+
+#include "CodegenUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -36,6 +39,13 @@ struct GPUFuseElementwisePass
     : public kiln::impl::GPUFuseElementwisePassBase<GPUFuseElementwisePass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // An attention chain is lowered whole (kiln-gpu-lower-attention), which
+    // needs its ops as dispatch creation matched them.
+    if (Operation *producer = getTileableResultProducer(func))
+      if (std::optional<AttentionChain> chain =
+              matchAttentionOnTensors(producer))
+        if (isFusableAttention(*chain))
+          return;
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::LinalgOp> named;
     func.walk([&](linalg::LinalgOp op) {

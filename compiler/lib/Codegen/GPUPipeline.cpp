@@ -62,6 +62,11 @@ GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
   return options;
 }
 
+bool hasFusedAttentionKernel(GPUBackend backend, llvm::StringRef chip) {
+  return backend == GPUBackend::NVVM &&
+         getNvidiaSmVersion(chip).value_or(0) >= 80;
+}
+
 static void addCleanup(OpPassManager &funcPm) {
   funcPm.addPass(createCanonicalizerPass());
   funcPm.addPass(createCSEPass());
@@ -100,6 +105,7 @@ static void buildBufferizeStage(OpPassManager &pm,
 static void buildDistributeStage(OpPassManager &pm,
                                  const GPUCodegenOptions &) {
   OpPassManager &f = pm.nest<func::FuncOp>();
+  f.addPass(createGPULowerAttentionPass());
   f.addPass(createGPULowerContractionPass());
   f.addPass(createGPUDistributeToThreadsPass());
   f.addPass(createGPUVectorizePass());

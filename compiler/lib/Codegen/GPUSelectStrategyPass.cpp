@@ -10,6 +10,7 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "CodegenUtils.h"
+#include "kiln/DispatchCreation/Attention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -290,6 +291,33 @@ static bool isColumnReduction(Operation *op) {
                       });
 }
 
+// An attention chain (kiln/DispatchCreation/Attention.h) that dispatch
+// creation fused: kiln-gpu-lower-attention's kernel, a workgroup of 4 warps
+// per 64 query rows of one batch (16 rows per warp), K and V streamed in
+// blocks of 64 rows through two shared-memory stages each.
+static bool selectAttention(Operation *producer, StringRef chip,
+                            int64_t subgroupSize, int64_t maxSharedBytes,
+                            GPUStrategy &strategy) {
+  std::optional<AttentionChain> chain =
+      producer ? matchAttentionOnTensors(producer) : std::nullopt;
+  if (!chain || !isFusableAttention(*chain) || !hasMmaSync(chip) ||
+      subgroupSize != 32)
+    return false;
+  int64_t sharedBytes = attentionSharedBytes(chain->d);
+  if (sharedBytes > maxSharedBytes)
+    return false;
+  strategy.kind = "attention";
+  strategy.root = "attention";
+  strategy.workgroupTile.clear();
+  strategy.workgroupCount = chain->batch * (chain->m / kAttentionRows);
+  strategy.workgroupSize = kAttentionWarps * subgroupSize;
+  strategy.intrinsic = chain->elementType.isF16() ? "mma_sync_f32_16x8x16_f16"
+                                                  : "mma_sync_f32_16x8x16_bf16";
+  strategy.kTile = kAttentionBlock;
+  strategy.pipelineDepth = 2;
+  return true;
+}
+
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
                                   int64_t maxWorkgroupSize, StringRef chip,
                                   bool matrixCores, int64_t maxSharedBytes) {
@@ -313,6 +341,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
       tileable.getLoopIteratorTypes();
   strategy.workgroupTile.assign(sizes->size(), 0);
 
+  if (selectAttention(producer, chip, subgroupSize, maxSharedBytes, strategy))
+    return strategy;
   if (selectContraction(root, producer, chip, subgroupSize, matrixCores,
                         maxSharedBytes, strategy))
     return strategy;
@@ -536,7 +566,7 @@ struct GPUSelectStrategyPass
     if (!strategy.simtTile.empty())
       entries.push_back(b.getNamedAttr(
           "simt_tile", b.getDenseI64ArrayAttr(strategy.simtTile)));
-    if (strategy.kind == "contraction")
+    if (strategy.kind == "contraction" || strategy.kind == "attention")
       entries.push_back(
           b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
     if (strategy.pipelineDepth > 0)

@@ -12,11 +12,15 @@
 // that one kernel reads a row block once and keeps the per-row values inside
 // (docs/compiler.md). It is kept only when the whole chain ends in one result.
 //
+// Attention (with the fuse-attention option): the seven ops of an attention
+// chain (kiln/DispatchCreation/Attention.h) form one group first.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/DispatchCreation/Passes.h"
 
 #include "DispatchUtils.h"
 #include "kiln/Dialect/Kiln/KilnOps.h"
+#include "kiln/DispatchCreation/Attention.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -37,7 +41,8 @@ using Group = llvm::SetVector<Operation *>;
 
 class GroupBuilder {
 public:
-  explicit GroupBuilder(Block &block) : block(block) {
+  GroupBuilder(Block &block, bool fuseAttention)
+      : block(block), fuseAttention(fuseAttention) {
     unsigned index = 0;
     for (Operation &op : block)
       position[&op] = index++;
@@ -45,6 +50,9 @@ public:
 
   // Groups every root of the block; returns the groups in creation order.
   std::vector<Group> run() {
+    if (fuseAttention)
+      for (Operation &op : block)
+        formAttentionGroup(&op);
     // Non-elementwise roots first so that elementwise ops join them rather
     // than forming kernels of their own.
     for (Operation &op : block)
@@ -96,6 +104,31 @@ private:
       return position[a] < position[b];
     });
     groups.emplace_back(sorted.begin(), sorted.end());
+  }
+
+  // The attention chain ending at `op`, as one group, when the fused kernel
+  // takes it and nothing outside reads its intermediate results.
+  void formAttentionGroup(Operation *op) {
+    std::optional<AttentionChain> chain = matchAttentionOnTensors(op);
+    if (!chain || !isFusableAttention(*chain))
+      return;
+    SmallVector<Operation *> ops = chain->ops();
+    Group group(ops.begin(), ops.end());
+    for (Operation *member : ops)
+      if (!isAvailable(member) ||
+          (member != op && llvm::any_of(member->getUsers(), [&](auto *u) {
+             return !group.contains(u);
+           })))
+        return;
+    if (!outsideUsersFollow(group, op))
+      return;
+    unsigned id = groups.size();
+    for (Operation *member : ops)
+      groupOf[member] = id;
+    llvm::sort(ops, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    groups.emplace_back(ops.begin(), ops.end());
   }
 
   bool isAvailable(Operation *op) {
@@ -296,6 +329,7 @@ private:
   }
 
   Block &block;
+  bool fuseAttention;
   llvm::DenseMap<Operation *, unsigned> position;
   llvm::DenseMap<Operation *, unsigned> groupOf;
   std::vector<Group> groups;
@@ -338,13 +372,14 @@ static void wrapInDispatchRegion(OpBuilder &builder, const Group &group) {
 
 struct FormDispatchRegionsPass
     : kiln::impl::FormDispatchRegionsPassBase<FormDispatchRegionsPass> {
+  using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
     OpBuilder builder(&getContext());
     for (Block &block : func.getBody()) {
-      std::vector<Group> groups = GroupBuilder(block).run();
+      std::vector<Group> groups = GroupBuilder(block, fuseAttention).run();
       for (const Group &group : groups)
         wrapInDispatchRegion(builder, group);
     }

@@ -42,6 +42,12 @@ public:
   LogicalResult runPhase(StringRef name,
                          function_ref<void(OpPassManager &)> build);
   LogicalResult compileExecutables(ExecutableBinaryMap &binaries);
+  // Whether every target has a fused attention kernel.
+  bool hasFusedAttention() const {
+    return !backends.empty() && llvm::all_of(backends, [](const auto &backend) {
+      return backend->hasFusedAttention();
+    });
+  }
 
 private:
   LogicalResult dump(StringRef name);
@@ -183,7 +189,13 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                    buildKilnInputPipeline(pm, input);
                                  })) ||
         failed(compiler.runPhase("dispatch-creation",
-                                 buildKilnDispatchCreationPipeline)) ||
+                                 [&](OpPassManager &pm) {
+                                   DispatchCreationOptions creation;
+                                   creation.fuseAttention =
+                                       compiler.hasFusedAttention();
+                                   buildKilnDispatchCreationPipeline(pm,
+                                                                     creation);
+                                 })) ||
         failed(
             compiler.runPhase("host-lowering", buildKilnHostLoweringPipeline)))
       return failure();

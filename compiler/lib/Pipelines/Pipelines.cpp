@@ -48,12 +48,15 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
 }
 
-void mlir::kiln::buildKilnDispatchCreationPipeline(OpPassManager &pm) {
+void mlir::kiln::buildKilnDispatchCreationPipeline(
+    OpPassManager &pm, const DispatchCreationOptions &options) {
   pm.addNestedPass<func::FuncOp>(createFuseElementwiseOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
-  pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass());
+  FormDispatchRegionsPassOptions regions;
+  regions.fuseAttention = options.fuseAttention;
+  pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass(regions));
   pm.addPass(createOutlineDispatchRegionsPass());
   // Host-side producers cloned into kernels are now dead.
   pm.addPass(createCanonicalizerPass());
@@ -76,7 +79,7 @@ void mlir::kiln::registerKilnPassesAndPipelines() {
   PassPipelineRegistration<>(
       "kiln-dispatch-creation-pipeline",
       "Fuses and outlines a linalg program into executables and dispatches",
-      buildKilnDispatchCreationPipeline);
+      [](OpPassManager &pm) { buildKilnDispatchCreationPipeline(pm); });
   PassPipelineRegistration<>(
       "kiln-host-lowering-pipeline",
       "Plans memory and lowers host functions to command programs",

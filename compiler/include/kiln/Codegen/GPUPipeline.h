@@ -52,6 +52,11 @@ void buildGPUCodegenPipeline(OpPassManager &pm,
 GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
                                               llvm::StringRef chip);
 
+// Whether the recipe has a fused attention kernel for the chip (the
+// "attention" strategy: NVIDIA sm_80 and later, mma.sync), so that dispatch
+// creation may put an attention chain into one kernel.
+bool hasFusedAttentionKernel(GPUBackend backend, llvm::StringRef chip);
+
 // One named step of the GPU recipe (the IR between stages is what
 // --dump-intermediates shows); buildGPUCodegenPipeline runs them all.
 struct GPUCodegenStage {

@@ -423,6 +423,42 @@ def GPUDistributeToThreadsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def GPULowerAttentionPass
+    : Pass<"kiln-gpu-lower-attention", "func::FuncOp"> {
+  let summary = "Lower an attention chain to one fused matrix-core kernel";
+  let description = [{
+    For kernels whose strategy has `kind = "attention"` (an attention chain
+    that dispatch creation fused, kiln/DispatchCreation/Attention.h, on
+    buffers and untiled), replaces the chain, its fills and its temporaries
+    with a flash-attention kernel: an `scf.forall` over (batch, blocks of 64
+    query rows) mapped to workgroups of 4 warps, each warp owning 16 rows.
+    Q's rows are copied to shared memory once and held as `mma.sync` A
+    fragments (`nvgpu.ldmatrix`); K and V stream in blocks of 64 rows
+    through two shared-memory stages each (`nvgpu.device_async_copy`, rows
+    padded by 8 elements), block j+1 copying while block j is used. Per
+    block, a warp computes its 16 x 64 scores S = Q K^T in registers, a
+    running row max m (lane exchanges within each quad of lanes) and the
+    probabilities exp((S - m) * c), rescales its running row sums and its
+    16 x D accumulators O by exp((m_old - m) * c), and adds P V with the
+    probabilities truncated to the input type as A fragments straight from
+    the score registers. At the end each row is divided by its sum and
+    stored. Results equal the unfused chain's up to the order of the f32
+    sums and the rounding of the probabilities, which are relative to the
+    running rather than the final row max. A chain the kernel does not fit
+    is an error. NVIDIA only (`intrinsic` mma_sync_f32_16x8x16_f16|bf16).
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GPULowerContractionPass
     : Pass<"kiln-gpu-lower-contraction", "func::FuncOp"> {
   let summary = "Lower a workgroup's matmul to a tiled matrix-core kernel";

@@ -68,7 +68,18 @@ def FormDispatchRegionsPass
     changes of contiguous data (`tensor.collapse_shape`, `expand_shape`,
     `reshape`, `bitcast`, `cast`) stay on the host as aliases, and dense
     constants stay on the host to become read-only data.
+
+    With `fuse-attention`, an attention chain (kiln/DispatchCreation/
+    Attention.h: Q K^T, row max, exp, row sum, truncation, P V and the
+    division) that the fused kernel handles forms one group before anything
+    else, when its intermediate results are used only inside it. The
+    compile driver sets it when every target of the compile has that
+    kernel (the cuda target on sm_80 and later).
   }];
+  let options = [
+    Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"false",
+           "Form one dispatch of each attention chain">,
+  ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 

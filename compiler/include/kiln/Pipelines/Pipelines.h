@@ -28,9 +28,19 @@ inline void buildKilnInputPipeline(OpPassManager &pm) {
   buildKilnInputPipeline(pm, InputPipelineOptions());
 }
 
+struct DispatchCreationOptions {
+  // Every target of the compile has a fused attention kernel: attention
+  // chains become one dispatch (kiln-form-dispatch-regions).
+  bool fuseAttention = false;
+};
+
 // Linalg program -> host functions of kiln.dispatch over kiln.executable
 // kernels.
-void buildKilnDispatchCreationPipeline(OpPassManager &pm);
+void buildKilnDispatchCreationPipeline(OpPassManager &pm,
+                                       const DispatchCreationOptions &options);
+inline void buildKilnDispatchCreationPipeline(OpPassManager &pm) {
+  buildKilnDispatchCreationPipeline(pm, DispatchCreationOptions());
+}
 
 // Host functions -> kiln.program command programs and kiln.rodata, ready for
 // serialization (runs after codegen, which only reads the executables).

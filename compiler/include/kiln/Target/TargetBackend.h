@@ -63,6 +63,10 @@ public:
   // `dumpDir` ("" for none) receives each stage. Failures are diagnostics.
   virtual FailureOr<std::vector<ExecutableVariantBinary>>
   compile(ExecutableOp executable, StringRef dumpDir) const = 0;
+  // Whether every chip of the target has a fused attention kernel
+  // (kiln/DispatchCreation/Attention.h); dispatch creation fuses attention
+  // chains only when every target of the compile has one.
+  virtual bool hasFusedAttention() const { return false; }
 };
 
 } // namespace mlir::kiln

@@ -164,6 +164,11 @@ public:
   std::string describe() const override {
     return "cuda:" + llvm::join(options.chips, ",");
   }
+  bool hasFusedAttention() const override {
+    return llvm::all_of(options.chips, [](const std::string &chip) {
+      return hasFusedAttentionKernel(GPUBackend::NVVM, chip);
+    });
+  }
   FailureOr<std::vector<ExecutableVariantBinary>>
   compile(ExecutableOp executable, StringRef dumpDir) const override {
     CUDATargetOptions withDump = options;

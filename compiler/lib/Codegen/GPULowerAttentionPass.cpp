@@ -1,0 +1,492 @@
+//===- GPULowerAttentionPass.cpp - Fused attention kernels ----------------===//
+//
+// The attention strategy's kernel (flash attention, forward): a workgroup
+// computes kAttentionRows query rows of one batch with kAttentionWarps
+// warps of 16 rows each. Q's rows sit in registers as mma.sync A fragments
+// for the whole kernel; K and V stream through shared memory in blocks of
+// kAttentionBlock rows, two stages each (cp.async), and per block a warp
+//
+//   S    = Q K^T                         16 x 64 f32, in registers
+//   m'   = max(m, rowmax(S))             quad lane exchanges
+//   P    = exp((S - m') * c)
+//   l    = l * exp((m - m') * c) + rowsum(P)     (partial per lane)
+//   O    = O * exp((m - m') * c) + trunc(P) V    16 x D f32
+//
+// where the C fragments of S, truncated, are the A fragments of P V (two
+// adjacent 16x8 C tiles are one 16x16 A tile in the mma.sync layouts). At
+// the end the lanes of a quad add up their row sums and each row of O is
+// divided by its sum, truncated and stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "CodegenUtils.h"
+#include "MatrixIntrinsics.h"
+#include "kiln/DispatchCreation/Attention.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_GPULOWERATTENTIONPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kCopyBytes = 16;
+
+class AttentionEmitter {
+public:
+  AttentionEmitter(OpBuilder &b, Location loc, const AttentionChain &chain,
+                   MatrixIntrinsic intrinsic)
+      : b(b), loc(loc), chain(chain), intrinsic(intrinsic),
+        info(getMatrixIntrinsicInfo(intrinsic)) {}
+
+  void emit();
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value apply(AffineExpr expr, ValueRange operands) {
+    return affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(operands.size(), 0, expr), operands);
+  }
+  Value element(Value vector, int64_t i) {
+    return vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{i});
+  }
+
+  // cp.async of `rows` rows of the [batch, *, d] operand `source` from row
+  // `row0` of batch `batch` into `target` (at `stage` when given), 16 bytes
+  // per copy spread over the workgroup's threads.
+  SmallVector<Value> copyRows(Value source, Value batch, Value row0,
+                              Value target, Value stage, int64_t rows);
+  Value commit(ArrayRef<Value> tokens) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+  // Waits until at most `pending` copy groups are in flight (`first`
+  // orders the wait after the first group), then for every thread.
+  void waitAndSync(Value first, int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, first,
+                                     b.getI32IntegerAttr(pending));
+    gpu::BarrierOp::create(b, loc);
+  }
+  // ldmatrix.x4 at (row, col) of `buffer` (indices prefixed by `stage`
+  // when given), as a flat vector of 8 elements.
+  Value ldmatrix(Value buffer, Value stage, Value row, Value col,
+                 bool transpose) {
+    SmallVector<Value> indices;
+    if (stage)
+      indices.push_back(stage);
+    indices.append({row, col});
+    Value x4 = nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 2}, chain.elementType), buffer, indices,
+        transpose, 4);
+    return vector::ShapeCastOp::create(
+        b, loc, VectorType::get({8}, chain.elementType), x4);
+  }
+  Value half(Value flat, int64_t which) {
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < 4; ++e)
+      elements.push_back(element(flat, 4 * which + e));
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({info.bCount}, chain.elementType), elements);
+  }
+  // `value` combined with the values of the other lanes of its quad (the
+  // four lanes that hold one row of a C fragment).
+  Value quadReduce(Value value, bool max) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, value, offset, kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      value = max ? LLVM::MaxNumOp::create(b, loc, value, other).getResult()
+                  : arith::AddFOp::create(b, loc, value, other).getResult();
+    }
+    return value;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const AttentionChain &chain;
+  MatrixIntrinsic intrinsic;
+  const MatrixIntrinsicInfo &info;
+  Value threadId;
+};
+
+SmallVector<Value> AttentionEmitter::copyRows(Value source, Value batch,
+                                              Value row0, Value target,
+                                              Value stage, int64_t rows) {
+  MLIRContext *context = b.getContext();
+  int64_t vector = kCopyBytes * 8 / chain.elementType.getIntOrFloatBitWidth();
+  int64_t perRow = chain.d / vector;
+  int64_t threads = kAttentionWarps * kWarpSize;
+  AffineExpr tid, r0;
+  bindDims(context, tid, r0);
+  SmallVector<Value> tokens;
+  for (int64_t first = 0; first < rows * perRow; first += threads) {
+    AffineExpr chunk = tid + first;
+    Value row = apply(chunk.floorDiv(perRow), {threadId, row0});
+    Value sourceRow = apply(chunk.floorDiv(perRow) + r0, {threadId, row0});
+    Value col = apply((chunk % perRow) * vector, {threadId, row0});
+    SmallVector<Value> targetIndices;
+    if (stage)
+      targetIndices.push_back(stage);
+    targetIndices.append({row, col});
+    // 16-byte copies that skip L1: each block is read once per workgroup.
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, target, targetIndices, source,
+        ValueRange{batch, sourceRow, col}, b.getIndexAttr(vector),
+        /*srcElements=*/Value(), b.getUnitAttr()));
+  }
+  return tokens;
+}
+
+void AttentionEmitter::emit() {
+  MLIRContext *context = b.getContext();
+  Type e = chain.elementType;
+  Type f32Type = b.getF32Type();
+  int64_t d = chain.d;
+  int64_t blocks = chain.n / kAttentionBlock;
+  int64_t rowBlocks = chain.m / kAttentionRows;
+  auto accType = VectorType::get({info.cCount}, f32Type);
+
+  // One workgroup per (batch, block of query rows).
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(chain.batch),
+                             b.getIndexAttr(rowBlocks)},
+      ValueRange{},
+      b.getArrayAttr(
+          {gpu::GPUBlockMappingAttr::get(context, gpu::MappingId::LinearDim1),
+           gpu::GPUBlockMappingAttr::get(context,
+                                         gpu::MappingId::LinearDim0)}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value batch = forall.getInductionVar(0);
+  AffineExpr d0, d1;
+  bindDims(context, d0, d1);
+  Value row0 = apply(d0 * kAttentionRows, {forall.getInductionVar(1)});
+
+  threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = apply(d0 % kWarpSize, {threadId});
+  Value warpRow = apply(d0.floorDiv(kWarpSize) * 16, {threadId});
+
+  // Shared memory: rows padded so that the 8 rows one ldmatrix matrix reads
+  // fall in distinct banks; 16-byte aligned rows for the copies.
+  auto shared =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  int64_t width = d + kAttentionPadding;
+  IntegerAttr alignment = b.getI64IntegerAttr(kCopyBytes);
+  auto stagesType =
+      MemRefType::get({2, kAttentionBlock, width}, e, nullptr, shared);
+  Value sharedK = memref::AllocOp::create(b, loc, stagesType, alignment);
+  Value sharedV = memref::AllocOp::create(b, loc, stagesType, alignment);
+
+  // Q (through K's second stage, free until block 1 arrives: Q's rows go
+  // to registers first), then block 0 of K and V into stage 0.
+  static_assert(kAttentionRows == kAttentionBlock,
+                "Q's rows are staged in a K stage");
+  Value qStage = index(1);
+  Value first =
+      commit(copyRows(chain.q, batch, row0, sharedK, qStage, kAttentionRows));
+  auto copyBlock = [&](Value block) {
+    Value kv0 = apply(d0 * kAttentionBlock, {block});
+    Value stage = apply(d0 % 2, {block});
+    SmallVector<Value> tokens =
+        copyRows(chain.k, batch, kv0, sharedK, stage, kAttentionBlock);
+    llvm::append_range(
+        tokens, copyRows(chain.v, batch, kv0, sharedV, stage, kAttentionBlock));
+    commit(tokens);
+  };
+  copyBlock(index(0));
+  waitAndSync(first, 1);
+
+  // Q's A fragments (16 x 16 tiles along d) of this warp's rows: lane l
+  // addresses row l % 16 at column 8 * (l / 16) of each tile.
+  SmallVector<Value> qFragments;
+  for (int64_t kd = 0; kd < d; kd += info.k) {
+    Value row = apply(d0 % 16 + d1, {lane, warpRow});
+    Value col = apply(d0.floorDiv(16) * 8 + kd, {lane});
+    qFragments.push_back(vector::ShapeCastOp::create(
+        b, loc, VectorType::get({info.aCount}, e),
+        ldmatrix(sharedK, qStage, row, col, /*transpose=*/false)));
+  }
+  // Every warp has its Q fragments before block 1 overwrites the stage.
+  gpu::BarrierOp::create(b, loc);
+
+  // Loop state: the running max and the lane's partial sum of its two rows
+  // (g and g + 8 of the warp's 16), and the O accumulators (d / 8 tiles).
+  int64_t oTiles = d / info.n;
+  int64_t sTiles = kAttentionBlock / info.n;
+  SmallVector<Value> init = {f32(-INFINITY), f32(-INFINITY), f32(0), f32(0)};
+  Value zeros = vector::BroadcastOp::create(b, loc, accType, f32(0));
+  init.append(oTiles, zeros);
+  // exp(x * c) = exp2(x * c * log2(e)): one ex2.approx.f32 (2 ulp; the
+  // special function unit) per element, with an FMA folding the max in,
+  // instead of the polynomial math.exp becomes. The NVVM intrinsic, as the
+  // conversion to NVVM takes llvm.exp2 for a libdevice call.
+  Value scale = f32(chain.scale * M_LOG2E);
+  StringAttr ex2 = b.getStringAttr("llvm.nvvm.ex2.approx.f32");
+  auto exp2 = [&](Value x) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, f32Type, ex2, ValueRange{x})
+        .getResult(0);
+  };
+
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(blocks), index(1), init,
+      [&](OpBuilder &, Location, Value block, ValueRange state) {
+        Value stage = apply(d0 % 2, {block});
+        // Block j + 1 streams in while block j is used; the last block
+        // waits for everything.
+        Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           block, index(blocks - 1));
+        auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(ifLast.thenBlock());
+          waitAndSync(first, 0);
+          b.setInsertionPointToStart(ifLast.elseBlock());
+          copyBlock(apply(d0 + 1, {block}));
+          waitAndSync(first, 1);
+        }
+
+        // S = Q K^T: K's rows are N x d, so ldmatrix without .trans gives
+        // B fragments: lane l addresses row l % 8 + 8 * (l / 16) at column
+        // 8 * ((l / 8) % 2) of a 16 x 16 (n x d) block, the registers
+        // being b0b1, b2b3 of two adjacent 8-column tiles.
+        SmallVector<Value> s(sTiles, zeros);
+        for (int64_t kd = 0; kd < d; kd += info.k) {
+          for (int64_t tn = 0; tn < sTiles; tn += 2) {
+            Value row =
+                apply(d0 % 8 + d0.floorDiv(16) * 8 + tn * info.n, {lane});
+            Value col = apply((d0.floorDiv(8) % 2) * 8 + kd, {lane});
+            Value flat = ldmatrix(sharedK, stage, row, col, false);
+            for (int64_t h = 0; h < 2; ++h)
+              s[tn + h] = createMatrixInstruction(b, loc, intrinsic,
+                                                  qFragments[kd / info.k],
+                                                  half(flat, h), s[tn + h]);
+          }
+        }
+
+        // Elements 0, 1 of a C tile are row g, elements 2, 3 row g + 8.
+        // The maxima ignore NaN scores (one max.f32 each, where the chain's
+        // maximumf takes three instructions); a NaN still makes its
+        // probability, and so its row's sum and results, NaN.
+        SmallVector<Value> max = {state[0], state[1]};
+        SmallVector<Value> sum = {state[2], state[3]};
+        SmallVector<Value> newMax(2), alpha(2);
+        for (int64_t r = 0; r < 2; ++r) {
+          Value blockMax;
+          for (Value tile : s)
+            for (int64_t i = 0; i < 2; ++i) {
+              Value v = element(tile, 2 * r + i);
+              blockMax =
+                  blockMax
+                      ? LLVM::MaxNumOp::create(b, loc, blockMax, v).getResult()
+                      : v;
+            }
+          newMax[r] = LLVM::MaxNumOp::create(
+              b, loc, max[r], quadReduce(blockMax, /*max=*/true));
+          alpha[r] = exp2(arith::MulFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, max[r], newMax[r]), scale));
+        }
+        // exp((s - m) c) = exp2(s c' - m c'), c' = c log2(e).
+        SmallVector<Value> negMaxScaled;
+        for (int64_t r = 0; r < 2; ++r)
+          negMaxScaled.push_back(arith::NegFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, newMax[r], scale)));
+        SmallVector<Value> blockSum = {f32(0), f32(0)};
+        SmallVector<Value> p16(sTiles);
+        for (int64_t tn = 0; tn < sTiles; ++tn) {
+          SmallVector<Value> truncated;
+          for (int64_t i = 0; i < info.cCount; ++i) {
+            int64_t r = i / 2;
+            Value p = exp2(math::FmaOp::create(b, loc, element(s[tn], i), scale,
+                                               negMaxScaled[r]));
+            blockSum[r] = arith::AddFOp::create(b, loc, blockSum[r], p);
+            truncated.push_back(arith::TruncFOp::create(b, loc, e, p));
+          }
+          p16[tn] = vector::FromElementsOp::create(
+              b, loc, VectorType::get({info.cCount}, e), truncated);
+        }
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < 2; ++r)
+          next.push_back(newMax[r]);
+        for (int64_t r = 0; r < 2; ++r)
+          next.push_back(arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, sum[r], alpha[r]),
+              blockSum[r]));
+        SmallVector<Value> o(state.begin() + 4, state.end());
+        Value alphaVector = vector::FromElementsOp::create(
+            b, loc, accType,
+            ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        for (Value &tile : o)
+          tile = arith::MulFOp::create(b, loc, tile, alphaVector);
+
+        // O += P V: the A fragment of each 16-wide slice of the block is its
+        // two 16 x 8 P tiles; V's rows are N x d (K x N for the product),
+        // so ldmatrix.trans gives B fragments: lane l addresses row l % 16 at
+        // column 8 * (l / 16) of a 16 x 16 block.
+        for (int64_t kn = 0; kn < sTiles; kn += 2) {
+          SmallVector<Value> aElements;
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < info.cCount; ++i)
+              aElements.push_back(element(p16[kn + h], i));
+          Value a = vector::FromElementsOp::create(
+              b, loc, VectorType::get({info.aCount}, e), aElements);
+          for (int64_t tn = 0; tn < oTiles; tn += 2) {
+            Value row = apply(d0 % 16 + kn * info.n, {lane});
+            Value col = apply(d0.floorDiv(16) * 8 + tn * info.n, {lane});
+            Value flat = ldmatrix(sharedV, stage, row, col, true);
+            for (int64_t h = 0; h < 2; ++h)
+              o[tn + h] = createMatrixInstruction(b, loc, intrinsic, a,
+                                                  half(flat, h), o[tn + h]);
+          }
+        }
+        // Every warp is done with this stage before block j + 2 refills it.
+        gpu::BarrierOp::create(b, loc);
+        next.append(o.begin(), o.end());
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  // out[row][col .. col + 1] = trunc(O / l) for the lane's rows g, g + 8.
+  ValueRange results = loop.getResults();
+  // One division per row, then multiplies (within 1.5 ulp of dividing
+  // each element, before the truncation to 16 bits).
+  SmallVector<Value> inverse;
+  for (int64_t r = 0; r < 2; ++r)
+    inverse.push_back(arith::DivFOp::create(
+        b, loc, f32(1.0), quadReduce(results[2 + r], /*max=*/false)));
+  for (int64_t tn = 0; tn < oTiles; ++tn) {
+    Value tile = results[4 + tn];
+    for (int64_t r = 0; r < 2; ++r) {
+      SmallVector<Value> pair;
+      for (int64_t i = 0; i < 2; ++i)
+        pair.push_back(arith::TruncFOp::create(
+            b, loc, e,
+            arith::MulFOp::create(b, loc, element(tile, 2 * r + i),
+                                  inverse[r])));
+      Value row = apply(d0.floorDiv(4) + r * 8 + d1,
+                        {lane, apply(d0 + d1, {row0, warpRow})});
+      Value col = apply((d0 % 4) * 2 + tn * info.n, {lane});
+      vector::StoreOp::create(
+          b, loc,
+          vector::FromElementsOp::create(b, loc, VectorType::get({2}, e), pair),
+          chain.out, ValueRange{batch, row, col});
+    }
+  }
+}
+
+// On buffers, an operand's producer is the last linalg op before its reader
+// (in the same block) that wrote the buffer.
+Operation *lastWriter(OpOperand &operand) {
+  Value buffer = operand.get();
+  for (Operation *op = operand.getOwner()->getPrevNode(); op;
+       op = op->getPrevNode())
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      if (llvm::is_contained(linalgOp.getDpsInits(), buffer))
+        return op;
+  return nullptr;
+}
+
+struct GPULowerAttentionPass
+    : public kiln::impl::GPULowerAttentionPassBase<GPULowerAttentionPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
+    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
+    if (!kind || kind.getValue() != "attention")
+      return;
+    auto intrinsicName = strategy.getAs<StringAttr>("intrinsic");
+    std::optional<MatrixIntrinsic> intrinsic =
+        intrinsicName ? symbolizeMatrixIntrinsic(intrinsicName.getValue())
+                      : std::nullopt;
+    if (!intrinsic || !usesLdMatrix(*intrinsic)) {
+      func.emitError() << "attention strategy: needs an mma.sync intrinsic, "
+                          "found "
+                       << strategy.get("intrinsic");
+      return signalPassFailure();
+    }
+    SmallVector<AttentionChain, 1> chains;
+    func.walk([&](linalg::LinalgOp op) {
+      if (std::optional<AttentionChain> chain = matchAttention(op, lastWriter))
+        chains.push_back(*chain);
+    });
+    if (chains.size() != 1) {
+      func.emitError() << "attention strategy: expected one attention chain "
+                          "in the kernel, found "
+                       << chains.size();
+      return signalPassFailure();
+    }
+    AttentionChain &chain = chains.front();
+    if (!isFusableAttention(chain) ||
+        getMatrixInputType(*intrinsic, &getContext()) != chain.elementType) {
+      chain.normalize.emitError()
+          << "attention strategy: the kernel does not fit this chain (d = "
+          << chain.d << ", " << chain.m << " query and " << chain.n
+          << " key rows, " << chain.elementType << ")";
+      return signalPassFailure();
+    }
+    // The chain's temporaries: every buffer a chain op or an accumulator's
+    // initialization writes, except the result.
+    SetVector<Operation *> erase;
+    for (Operation *op : chain.ops())
+      erase.insert(op);
+    for (Operation *op : chain.accumulatorCopies)
+      erase.insert(op);
+    for (linalg::FillOp fill : {chain.scoresFill, chain.rowMaxFill,
+                                chain.rowSumFill, chain.valuesFill})
+      erase.insert(fill);
+    SetVector<Value> temporaries;
+    for (Operation *op : erase)
+      for (Value init : cast<linalg::LinalgOp>(op).getDpsInits())
+        if (init != chain.out)
+          temporaries.insert(init);
+    for (Value temporary : temporaries)
+      if (!temporary.getDefiningOp<memref::AllocOp>()) {
+        chain.normalize.emitError()
+            << "attention strategy: a temporary of the chain is not a "
+               "buffer of its own: "
+            << temporary;
+        return signalPassFailure();
+      }
+
+    OpBuilder b(chain.normalize);
+    AttentionEmitter(b, chain.normalize.getLoc(), chain, *intrinsic).emit();
+    for (Operation *op : llvm::reverse(erase))
+      op->erase();
+    for (Value temporary : temporaries) {
+      Operation *alloc = temporary.getDefiningOp();
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers())) {
+        if (!isa<memref::DeallocOp>(user)) {
+          user->emitError() << "attention strategy: unexpected use of a "
+                               "temporary of the chain";
+          return signalPassFailure();
+        }
+        user->erase();
+      }
+      alloc->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,216 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-form-dispatch-regions{fuse-attention=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-form-dispatch-regions))' | FileCheck %s --check-prefix=OFF
+
+// Attention written out (Q K^T, row max, exp, row sum, truncation, P V, the
+// division) is one dispatch with fuse-attention; the fills stay outside for
+// outlining to clone. Without the option the chain is split as usual (the
+// contractions take no producers, the row reductions their own groups).
+#qk_q = affine_map<(b, i, j, l) -> (b, i, l)>
+#qk_k = affine_map<(b, i, j, l) -> (b, j, l)>
+#qk_s = affine_map<(b, i, j, l) -> (b, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row3 = affine_map<(b, i, j) -> (b, i)>
+
+// CHECK-LABEL: func.func @attention
+// CHECK-COUNT-4: linalg.fill
+// CHECK: %[[R:.*]] = kiln.dispatch_region -> (tensor<2x128x64xf16>) {
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.truncf
+// CHECK: linalg.batch_matmul
+// CHECK: arith.divf
+// CHECK: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+// CHECK: return %[[R]]
+// OFF-LABEL: func.func @attention
+// OFF-COUNT-2: kiln.dispatch_region
+func.func @attention(%q: tensor<2x128x64xf16>, %k: tensor<2x192x64xf16>, %v: tensor<2x192x64xf16>) -> (tensor<2x128x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e_s = tensor.empty() : tensor<2x128x192xf32>
+  %f_s = linalg.fill ins(%zero : f32) outs(%e_s : tensor<2x128x192xf32>) -> tensor<2x128x192xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x128x64xf16>, tensor<2x192x64xf16>) outs(%f_s : tensor<2x128x192xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %af = arith.extf %a : f16 to f32
+    %bf = arith.extf %b : f16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128x192xf32>
+  %e_m = tensor.empty() : tensor<2x128xf32>
+  %f_m = linalg.fill ins(%ninf : f32) outs(%e_m : tensor<2x128xf32>) -> tensor<2x128xf32>
+  %mx = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x128x192xf32>) outs(%f_m : tensor<2x128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128xf32>
+  %e_p = tensor.empty() : tensor<2x128x192xf32>
+  %pr = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x128x192xf32>, tensor<2x128xf32>) outs(%e_p : tensor<2x128x192xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    %sc = arith.constant 1.250000e-01 : f32
+    %z = arith.mulf %c, %sc : f32
+    %x = math.exp %z : f32
+    linalg.yield %x : f32
+  } -> tensor<2x128x192xf32>
+  %e_l = tensor.empty() : tensor<2x128xf32>
+  %f_l = linalg.fill ins(%zero : f32) outs(%e_l : tensor<2x128xf32>) -> tensor<2x128xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%pr : tensor<2x128x192xf32>) outs(%f_l : tensor<2x128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128xf32>
+  %e_t = tensor.empty() : tensor<2x128x192xf16>
+  %pt = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pr : tensor<2x128x192xf32>) outs(%e_t : tensor<2x128x192xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %r = arith.truncf %a : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<2x128x192xf16>
+  %e_o = tensor.empty() : tensor<2x128x64xf32>
+  %f_o = linalg.fill ins(%zero : f32) outs(%e_o : tensor<2x128x64xf32>) -> tensor<2x128x64xf32>
+  %o = linalg.batch_matmul ins(%pt, %v : tensor<2x128x192xf16>, tensor<2x192x64xf16>) outs(%f_o : tensor<2x128x64xf32>) -> tensor<2x128x64xf32>
+  %e_out = tensor.empty() : tensor<2x128x64xf16>
+  %out = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %l : tensor<2x128x64xf32>, tensor<2x128xf32>) outs(%e_out : tensor<2x128x64xf16>) {
+  ^bb0(%a: f32, %ls: f32, %r: f16):
+    %n = arith.divf %a, %ls : f32
+    %y = arith.truncf %n : f32 to f16
+    linalg.yield %y : f16
+  } -> tensor<2x128x64xf16>
+  return %out : tensor<2x128x64xf16>
+}
+
+// -----
+
+#qk_q = affine_map<(b, i, j, l) -> (b, i, l)>
+#qk_k = affine_map<(b, i, j, l) -> (b, j, l)>
+#qk_s = affine_map<(b, i, j, l) -> (b, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row3 = affine_map<(b, i, j) -> (b, i)>
+
+// The scores are also a result: the chain is not fused (the scores would be
+// computed anyway), so attention does not form one dispatch.
+// CHECK-LABEL: func.func @scores_returned
+// CHECK-COUNT-2: kiln.dispatch_region
+func.func @scores_returned(%q: tensor<2x128x64xf16>, %k: tensor<2x192x64xf16>, %v: tensor<2x192x64xf16>) -> (tensor<2x128x64xf16>, tensor<2x128x192xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e_s = tensor.empty() : tensor<2x128x192xf32>
+  %f_s = linalg.fill ins(%zero : f32) outs(%e_s : tensor<2x128x192xf32>) -> tensor<2x128x192xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x128x64xf16>, tensor<2x192x64xf16>) outs(%f_s : tensor<2x128x192xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %af = arith.extf %a : f16 to f32
+    %bf = arith.extf %b : f16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128x192xf32>
+  %e_m = tensor.empty() : tensor<2x128xf32>
+  %f_m = linalg.fill ins(%ninf : f32) outs(%e_m : tensor<2x128xf32>) -> tensor<2x128xf32>
+  %mx = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x128x192xf32>) outs(%f_m : tensor<2x128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128xf32>
+  %e_p = tensor.empty() : tensor<2x128x192xf32>
+  %pr = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x128x192xf32>, tensor<2x128xf32>) outs(%e_p : tensor<2x128x192xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    %sc = arith.constant 1.250000e-01 : f32
+    %z = arith.mulf %c, %sc : f32
+    %x = math.exp %z : f32
+    linalg.yield %x : f32
+  } -> tensor<2x128x192xf32>
+  %e_l = tensor.empty() : tensor<2x128xf32>
+  %f_l = linalg.fill ins(%zero : f32) outs(%e_l : tensor<2x128xf32>) -> tensor<2x128xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%pr : tensor<2x128x192xf32>) outs(%f_l : tensor<2x128xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x128xf32>
+  %e_t = tensor.empty() : tensor<2x128x192xf16>
+  %pt = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pr : tensor<2x128x192xf32>) outs(%e_t : tensor<2x128x192xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %r = arith.truncf %a : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<2x128x192xf16>
+  %e_o = tensor.empty() : tensor<2x128x64xf32>
+  %f_o = linalg.fill ins(%zero : f32) outs(%e_o : tensor<2x128x64xf32>) -> tensor<2x128x64xf32>
+  %o = linalg.batch_matmul ins(%pt, %v : tensor<2x128x192xf16>, tensor<2x192x64xf16>) outs(%f_o : tensor<2x128x64xf32>) -> tensor<2x128x64xf32>
+  %e_out = tensor.empty() : tensor<2x128x64xf16>
+  %out = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %l : tensor<2x128x64xf32>, tensor<2x128xf32>) outs(%e_out : tensor<2x128x64xf16>) {
+  ^bb0(%a: f32, %ls: f32, %r: f16):
+    %n = arith.divf %a, %ls : f32
+    %y = arith.truncf %n : f32 to f16
+    linalg.yield %y : f16
+  } -> tensor<2x128x64xf16>
+  return %out, %s : tensor<2x128x64xf16>, tensor<2x128x192xf32>
+}
+
+// -----
+
+#qk_q = affine_map<(b, i, j, l) -> (b, i, l)>
+#qk_k = affine_map<(b, i, j, l) -> (b, j, l)>
+#qk_s = affine_map<(b, i, j, l) -> (b, i, j)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row3 = affine_map<(b, i, j) -> (b, i)>
+
+// Key length 100 is not a multiple of the fused kernel's blocks of 64 rows:
+// not fused.
+// CHECK-LABEL: func.func @ragged_keys
+// CHECK-COUNT-2: kiln.dispatch_region
+func.func @ragged_keys(%q: tensor<2x64x64xf16>, %k: tensor<2x100x64xf16>, %v: tensor<2x100x64xf16>) -> (tensor<2x64x64xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e_s = tensor.empty() : tensor<2x64x100xf32>
+  %f_s = linalg.fill ins(%zero : f32) outs(%e_s : tensor<2x64x100xf32>) -> tensor<2x64x100xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x64x64xf16>, tensor<2x100x64xf16>) outs(%f_s : tensor<2x64x100xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %af = arith.extf %a : f16 to f32
+    %bf = arith.extf %b : f16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x64x100xf32>
+  %e_m = tensor.empty() : tensor<2x64xf32>
+  %f_m = linalg.fill ins(%ninf : f32) outs(%e_m : tensor<2x64xf32>) -> tensor<2x64xf32>
+  %mx = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : tensor<2x64x100xf32>) outs(%f_m : tensor<2x64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.maximumf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x64xf32>
+  %e_p = tensor.empty() : tensor<2x64x100xf32>
+  %pr = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s, %mx : tensor<2x64x100xf32>, tensor<2x64xf32>) outs(%e_p : tensor<2x64x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %c = arith.subf %a, %m : f32
+    %sc = arith.constant 1.250000e-01 : f32
+    %z = arith.mulf %c, %sc : f32
+    %x = math.exp %z : f32
+    linalg.yield %x : f32
+  } -> tensor<2x64x100xf32>
+  %e_l = tensor.empty() : tensor<2x64xf32>
+  %f_l = linalg.fill ins(%zero : f32) outs(%e_l : tensor<2x64xf32>) -> tensor<2x64xf32>
+  %l = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%pr : tensor<2x64x100xf32>) outs(%f_l : tensor<2x64xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x64xf32>
+  %e_t = tensor.empty() : tensor<2x64x100xf16>
+  %pt = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pr : tensor<2x64x100xf32>) outs(%e_t : tensor<2x64x100xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %r = arith.truncf %a : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<2x64x100xf16>
+  %e_o = tensor.empty() : tensor<2x64x64xf32>
+  %f_o = linalg.fill ins(%zero : f32) outs(%e_o : tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %o = linalg.batch_matmul ins(%pt, %v : tensor<2x64x100xf16>, tensor<2x100x64xf16>) outs(%f_o : tensor<2x64x64xf32>) -> tensor<2x64x64xf32>
+  %e_out = tensor.empty() : tensor<2x64x64xf16>
+  %out = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o, %l : tensor<2x64x64xf32>, tensor<2x64xf32>) outs(%e_out : tensor<2x64x64xf16>) {
+  ^bb0(%a: f32, %ls: f32, %r: f16):
+    %n = arith.divf %a, %ls : f32
+    %y = arith.truncf %n : f32 to f16
+    linalg.yield %y : f16
+  } -> tensor<2x64x64xf16>
+  return %out : tensor<2x64x64xf16>
+}
