@@ -31,7 +31,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -54,10 +53,12 @@ constexpr int64_t kCopyBytes = 16;
 
 class AttentionEmitter {
 public:
+  // `tilesM`: 16-row m-tiles per warp (each K and V fragment read from
+  // shared memory feeds that many mma per 8 columns).
   AttentionEmitter(OpBuilder &b, Location loc, const AttentionChain &chain,
-                   MatrixIntrinsic intrinsic)
+                   MatrixIntrinsic intrinsic, int64_t tilesM)
       : b(b), loc(loc), chain(chain), intrinsic(intrinsic),
-        info(getMatrixIntrinsicInfo(intrinsic)) {}
+        info(getMatrixIntrinsicInfo(intrinsic)), tilesM(tilesM) {}
 
   void emit();
 
@@ -129,6 +130,7 @@ private:
   const AttentionChain &chain;
   MatrixIntrinsic intrinsic;
   const MatrixIntrinsicInfo &info;
+  int64_t tilesM;
   Value threadId;
 };
 
@@ -166,7 +168,7 @@ void AttentionEmitter::emit() {
   Type f32Type = b.getF32Type();
   int64_t d = chain.d;
   int64_t blocks = chain.n / kAttentionBlock;
-  int64_t rowBlocks = chain.m / kAttentionRows;
+  int64_t rowBlocks = chain.m / (kAttentionWarps * info.m * tilesM);
   auto accType = VectorType::get({info.cCount}, f32Type);
 
   // One workgroup per (batch, block of query rows).
@@ -184,11 +186,14 @@ void AttentionEmitter::emit() {
   Value batch = forall.getInductionVar(0);
   AffineExpr d0, d1;
   bindDims(context, d0, d1);
-  Value row0 = apply(d0 * kAttentionRows, {forall.getInductionVar(1)});
+  // The workgroup's rows: 16 * tilesM per warp, m-tile tm of warp w being
+  // rows tm * 64 + 16 * w .. + 15 of the block.
+  int64_t rowsPerTile = kAttentionWarps * info.m;
+  Value row0 = apply(d0 * (rowsPerTile * tilesM), {forall.getInductionVar(1)});
 
   threadId = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = apply(d0 % kWarpSize, {threadId});
-  Value warpRow = apply(d0.floorDiv(kWarpSize) * 16, {threadId});
+  Value warpRow = apply(d0.floorDiv(kWarpSize) * info.m, {threadId});
 
   // Shared memory: rows padded so that the 8 rows one ldmatrix matrix reads
   // fall in distinct banks; 16-byte aligned rows for the copies.
@@ -201,13 +206,19 @@ void AttentionEmitter::emit() {
   Value sharedK = memref::AllocOp::create(b, loc, stagesType, alignment);
   Value sharedV = memref::AllocOp::create(b, loc, stagesType, alignment);
 
-  // Q (through K's second stage, free until block 1 arrives: Q's rows go
-  // to registers first), then block 0 of K and V into stage 0.
-  static_assert(kAttentionRows == kAttentionBlock,
-                "Q's rows are staged in a K stage");
+  // Q's m-tile rows 0 and 1 pass through the second stages of K and V
+  // (free until block 1 arrives; Q goes to registers first), then block 0
+  // of K and V goes into stage 0.
+  static_assert(kAttentionWarps * 16 == kAttentionBlock,
+                "an m-tile of Q's rows fills a K or V stage");
   Value qStage = index(1);
-  Value first =
-      commit(copyRows(chain.q, batch, row0, sharedK, qStage, kAttentionRows));
+  Value qBuffers[2] = {sharedK, sharedV};
+  SmallVector<Value> qTokens;
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    llvm::append_range(qTokens, copyRows(chain.q, batch,
+                                         apply(d0 + tm * rowsPerTile, {row0}),
+                                         qBuffers[tm], qStage, rowsPerTile));
+  Value first = commit(qTokens);
   auto copyBlock = [&](Value block) {
     Value kv0 = apply(d0 * kAttentionBlock, {block});
     Value stage = apply(d0 % 2, {block});
@@ -222,24 +233,29 @@ void AttentionEmitter::emit() {
 
   // Q's A fragments (16 x 16 tiles along d) of this warp's rows: lane l
   // addresses row l % 16 at column 8 * (l / 16) of each tile.
-  SmallVector<Value> qFragments;
-  for (int64_t kd = 0; kd < d; kd += info.k) {
-    Value row = apply(d0 % 16 + d1, {lane, warpRow});
-    Value col = apply(d0.floorDiv(16) * 8 + kd, {lane});
-    qFragments.push_back(vector::ShapeCastOp::create(
-        b, loc, VectorType::get({info.aCount}, e),
-        ldmatrix(sharedK, qStage, row, col, /*transpose=*/false)));
-  }
-  // Every warp has its Q fragments before block 1 overwrites the stage.
+  SmallVector<SmallVector<Value>> qFragments(tilesM);
+  for (int64_t tm = 0; tm < tilesM; ++tm)
+    for (int64_t kd = 0; kd < d; kd += info.k) {
+      Value row = apply(d0 % 16 + d1, {lane, warpRow});
+      Value col = apply(d0.floorDiv(16) * 8 + kd, {lane});
+      qFragments[tm].push_back(vector::ShapeCastOp::create(
+          b, loc, VectorType::get({info.aCount}, e),
+          ldmatrix(qBuffers[tm], qStage, row, col, /*transpose=*/false)));
+    }
+  // Every warp has its Q fragments before block 1 overwrites the stages.
   gpu::BarrierOp::create(b, loc);
 
-  // Loop state: the running max and the lane's partial sum of its two rows
-  // (g and g + 8 of the warp's 16), and the O accumulators (d / 8 tiles).
+  // Loop state: per row of the lane (g and g + 8 of each m-tile; row r is
+  // m-tile r / 2, elements 2 * (r % 2) and + 1 of its C tiles) the running
+  // max, then the lane's partial sums, then the O accumulators (d / 8 tiles
+  // per m-tile).
+  int64_t rows = 2 * tilesM;
   int64_t oTiles = d / info.n;
   int64_t sTiles = kAttentionBlock / info.n;
-  SmallVector<Value> init = {f32(-INFINITY), f32(-INFINITY), f32(0), f32(0)};
+  SmallVector<Value> init(rows, f32(-INFINITY));
+  init.append(rows, f32(0));
   Value zeros = vector::BroadcastOp::create(b, loc, accType, f32(0));
-  init.append(oTiles, zeros);
+  init.append(tilesM * oTiles, zeros);
   // exp(x * c) = exp2(x * c * log2(e)): one ex2.approx.f32 (2 ulp; the
   // special function unit) per element, with an FMA folding the max in,
   // instead of the polynomial math.exp becomes. The NVVM intrinsic, as the
@@ -272,94 +288,110 @@ void AttentionEmitter::emit() {
         // S = Q K^T: K's rows are N x d, so ldmatrix without .trans gives
         // B fragments: lane l addresses row l % 8 + 8 * (l / 16) at column
         // 8 * ((l / 8) % 2) of a 16 x 16 (n x d) block, the registers
-        // being b0b1, b2b3 of two adjacent 8-column tiles.
-        SmallVector<Value> s(sTiles, zeros);
+        // being b0b1, b2b3 of two adjacent 8-column tiles; each serves
+        // every m-tile.
+        SmallVector<SmallVector<Value>> s(tilesM,
+                                          SmallVector<Value>(sTiles, zeros));
         for (int64_t kd = 0; kd < d; kd += info.k) {
           for (int64_t tn = 0; tn < sTiles; tn += 2) {
             Value row =
                 apply(d0 % 8 + d0.floorDiv(16) * 8 + tn * info.n, {lane});
             Value col = apply((d0.floorDiv(8) % 2) * 8 + kd, {lane});
             Value flat = ldmatrix(sharedK, stage, row, col, false);
-            for (int64_t h = 0; h < 2; ++h)
-              s[tn + h] = createMatrixInstruction(b, loc, intrinsic,
-                                                  qFragments[kd / info.k],
-                                                  half(flat, h), s[tn + h]);
+            for (int64_t h = 0; h < 2; ++h) {
+              Value bFragment = half(flat, h);
+              for (int64_t tm = 0; tm < tilesM; ++tm)
+                s[tm][tn + h] = createMatrixInstruction(
+                    b, loc, intrinsic, qFragments[tm][kd / info.k], bFragment,
+                    s[tm][tn + h]);
+            }
           }
         }
 
-        // Elements 0, 1 of a C tile are row g, elements 2, 3 row g + 8.
         // The maxima ignore NaN scores (one max.f32 each, where the chain's
         // maximumf takes three instructions); a NaN still makes its
         // probability, and so its row's sum and results, NaN.
-        SmallVector<Value> max = {state[0], state[1]};
-        SmallVector<Value> sum = {state[2], state[3]};
-        SmallVector<Value> newMax(2), alpha(2);
-        for (int64_t r = 0; r < 2; ++r) {
+        auto at = [&](int64_t tm, int64_t tn, int64_t i) {
+          return element(s[tm][tn], i);
+        };
+        SmallVector<Value> newMax(rows), alpha(rows), negMaxScaled(rows);
+        for (int64_t r = 0; r < rows; ++r) {
           Value blockMax;
-          for (Value tile : s)
+          for (int64_t tn = 0; tn < sTiles; ++tn)
             for (int64_t i = 0; i < 2; ++i) {
-              Value v = element(tile, 2 * r + i);
+              Value v = at(r / 2, tn, 2 * (r % 2) + i);
               blockMax =
                   blockMax
                       ? LLVM::MaxNumOp::create(b, loc, blockMax, v).getResult()
                       : v;
             }
           newMax[r] = LLVM::MaxNumOp::create(
-              b, loc, max[r], quadReduce(blockMax, /*max=*/true));
+              b, loc, state[r], quadReduce(blockMax, /*max=*/true));
           alpha[r] = exp2(arith::MulFOp::create(
-              b, loc, arith::SubFOp::create(b, loc, max[r], newMax[r]), scale));
+              b, loc, arith::SubFOp::create(b, loc, state[r], newMax[r]),
+              scale));
+          // exp((s - m) c) = exp2(s c' - m c'), c' = c log2(e).
+          negMaxScaled[r] = arith::NegFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, newMax[r], scale));
         }
-        // exp((s - m) c) = exp2(s c' - m c'), c' = c log2(e).
-        SmallVector<Value> negMaxScaled;
-        for (int64_t r = 0; r < 2; ++r)
-          negMaxScaled.push_back(arith::NegFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, newMax[r], scale)));
-        SmallVector<Value> blockSum = {f32(0), f32(0)};
-        SmallVector<Value> p16(sTiles);
-        for (int64_t tn = 0; tn < sTiles; ++tn) {
-          SmallVector<Value> truncated;
-          for (int64_t i = 0; i < info.cCount; ++i) {
-            int64_t r = i / 2;
-            Value p = exp2(math::FmaOp::create(b, loc, element(s[tn], i), scale,
-                                               negMaxScaled[r]));
-            blockSum[r] = arith::AddFOp::create(b, loc, blockSum[r], p);
-            truncated.push_back(arith::TruncFOp::create(b, loc, e, p));
+        SmallVector<Value> blockSum(rows, f32(0));
+        SmallVector<SmallVector<Value>> p16(tilesM, SmallVector<Value>(sTiles));
+        for (int64_t tm = 0; tm < tilesM; ++tm)
+          for (int64_t tn = 0; tn < sTiles; ++tn) {
+            SmallVector<Value> truncated;
+            for (int64_t i = 0; i < info.cCount; ++i) {
+              int64_t r = 2 * tm + i / 2;
+              Value p = exp2(LLVM::FMAOp::create(b, loc, at(tm, tn, i), scale,
+                                                 negMaxScaled[r]));
+              blockSum[r] = arith::AddFOp::create(b, loc, blockSum[r], p);
+              truncated.push_back(arith::TruncFOp::create(b, loc, e, p));
+            }
+            p16[tm][tn] = vector::FromElementsOp::create(
+                b, loc, VectorType::get({info.cCount}, e), truncated);
           }
-          p16[tn] = vector::FromElementsOp::create(
-              b, loc, VectorType::get({info.cCount}, e), truncated);
-        }
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < 2; ++r)
-          next.push_back(newMax[r]);
-        for (int64_t r = 0; r < 2; ++r)
+        SmallVector<Value> next(newMax.begin(), newMax.end());
+        for (int64_t r = 0; r < rows; ++r)
           next.push_back(arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, sum[r], alpha[r]),
+              b, loc, arith::MulFOp::create(b, loc, state[rows + r], alpha[r]),
               blockSum[r]));
-        SmallVector<Value> o(state.begin() + 4, state.end());
-        Value alphaVector = vector::FromElementsOp::create(
-            b, loc, accType,
-            ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-        for (Value &tile : o)
-          tile = arith::MulFOp::create(b, loc, tile, alphaVector);
+        SmallVector<Value> o(state.begin() + 2 * rows, state.end());
+        for (int64_t tm = 0; tm < tilesM; ++tm) {
+          Value alphaVector = vector::FromElementsOp::create(
+              b, loc, accType,
+              ValueRange{alpha[2 * tm], alpha[2 * tm], alpha[2 * tm + 1],
+                         alpha[2 * tm + 1]});
+          for (int64_t tn = 0; tn < oTiles; ++tn) {
+            Value &tile = o[tm * oTiles + tn];
+            tile = arith::MulFOp::create(b, loc, tile, alphaVector);
+          }
+        }
 
         // O += P V: the A fragment of each 16-wide slice of the block is its
         // two 16 x 8 P tiles; V's rows are N x d (K x N for the product),
         // so ldmatrix.trans gives B fragments: lane l addresses row l % 16 at
-        // column 8 * (l / 16) of a 16 x 16 block.
+        // column 8 * (l / 16) of a 16 x 16 block; each serves every m-tile.
         for (int64_t kn = 0; kn < sTiles; kn += 2) {
-          SmallVector<Value> aElements;
-          for (int64_t h = 0; h < 2; ++h)
-            for (int64_t i = 0; i < info.cCount; ++i)
-              aElements.push_back(element(p16[kn + h], i));
-          Value a = vector::FromElementsOp::create(
-              b, loc, VectorType::get({info.aCount}, e), aElements);
+          SmallVector<Value> a;
+          for (int64_t tm = 0; tm < tilesM; ++tm) {
+            SmallVector<Value> aElements;
+            for (int64_t h = 0; h < 2; ++h)
+              for (int64_t i = 0; i < info.cCount; ++i)
+                aElements.push_back(element(p16[tm][kn + h], i));
+            a.push_back(vector::FromElementsOp::create(
+                b, loc, VectorType::get({info.aCount}, e), aElements));
+          }
           for (int64_t tn = 0; tn < oTiles; tn += 2) {
             Value row = apply(d0 % 16 + kn * info.n, {lane});
             Value col = apply(d0.floorDiv(16) * 8 + tn * info.n, {lane});
             Value flat = ldmatrix(sharedV, stage, row, col, true);
-            for (int64_t h = 0; h < 2; ++h)
-              o[tn + h] = createMatrixInstruction(b, loc, intrinsic, a,
-                                                  half(flat, h), o[tn + h]);
+            for (int64_t h = 0; h < 2; ++h) {
+              Value bFragment = half(flat, h);
+              for (int64_t tm = 0; tm < tilesM; ++tm) {
+                Value &tile = o[tm * oTiles + tn + h];
+                tile = createMatrixInstruction(b, loc, intrinsic, a[tm],
+                                               bFragment, tile);
+              }
+            }
           }
         }
         // Every warp is done with this stage before block j + 2 refills it.
@@ -368,25 +400,25 @@ void AttentionEmitter::emit() {
         scf::YieldOp::create(b, loc, next);
       });
 
-  // out[row][col .. col + 1] = trunc(O / l) for the lane's rows g, g + 8.
-  ValueRange results = loop.getResults();
+  // out[row][col .. col + 1] = trunc(O / l) for each of the lane's rows.
   // One division per row, then multiplies (within 1.5 ulp of dividing
   // each element, before the truncation to 16 bits).
-  SmallVector<Value> inverse;
-  for (int64_t r = 0; r < 2; ++r)
-    inverse.push_back(arith::DivFOp::create(
-        b, loc, f32(1.0), quadReduce(results[2 + r], /*max=*/false)));
-  for (int64_t tn = 0; tn < oTiles; ++tn) {
-    Value tile = results[4 + tn];
-    for (int64_t r = 0; r < 2; ++r) {
+  ValueRange results = loop.getResults();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t tm = r / 2;
+    Value inverse = arith::DivFOp::create(
+        b, loc, f32(1.0), quadReduce(results[rows + r], /*max=*/false));
+    Value row =
+        apply(d0.floorDiv(4) + (r % 2) * 8 + d1,
+              {lane, apply(d0 + d1 + tm * rowsPerTile, {row0, warpRow})});
+    for (int64_t tn = 0; tn < oTiles; ++tn) {
+      Value tile = results[2 * rows + tm * oTiles + tn];
       SmallVector<Value> pair;
       for (int64_t i = 0; i < 2; ++i)
         pair.push_back(arith::TruncFOp::create(
             b, loc, e,
-            arith::MulFOp::create(b, loc, element(tile, 2 * r + i),
-                                  inverse[r])));
-      Value row = apply(d0.floorDiv(4) + r * 8 + d1,
-                        {lane, apply(d0 + d1, {row0, warpRow})});
+            arith::MulFOp::create(b, loc, element(tile, 2 * (r % 2) + i),
+                                  inverse)));
       Value col = apply((d0 % 4) * 2 + tn * info.n, {lane});
       vector::StoreOp::create(
           b, loc,
@@ -438,7 +470,18 @@ struct GPULowerAttentionPass
       return signalPassFailure();
     }
     AttentionChain &chain = chains.front();
-    if (!isFusableAttention(chain) ||
+    auto queryRowsAttr = strategy.getAs<IntegerAttr>("query_rows");
+    std::optional<int64_t> queryRows;
+    if (queryRowsAttr && (queryRowsAttr.getInt() == kAttentionRows ||
+                          queryRowsAttr.getInt() == 2 * kAttentionRows))
+      queryRows = queryRowsAttr.getInt();
+    if (!queryRows) {
+      func.emitError() << "attention strategy: needs query_rows of "
+                       << kAttentionRows << " or " << 2 * kAttentionRows
+                       << ", found " << strategy.get("query_rows");
+      return signalPassFailure();
+    }
+    if (!isFusableAttention(chain) || chain.m % *queryRows != 0 ||
         getMatrixInputType(*intrinsic, &getContext()) != chain.elementType) {
       chain.normalize.emitError()
           << "attention strategy: the kernel does not fit this chain (d = "
@@ -471,7 +514,9 @@ struct GPULowerAttentionPass
       }
 
     OpBuilder b(chain.normalize);
-    AttentionEmitter(b, chain.normalize.getLoc(), chain, *intrinsic).emit();
+    AttentionEmitter(b, chain.normalize.getLoc(), chain, *intrinsic,
+                     *queryRows / kAttentionRows)
+        .emit();
     for (Operation *op : llvm::reverse(erase))
       op->erase();
     for (Value temporary : temporaries) {

@@ -58,6 +58,8 @@ struct GPUStrategy {
   int64_t pipelineDepth = 0;
   // SIMT "contraction" kernels (f32): outputs per thread along M and N.
   SmallVector<int64_t> simtTile;
+  // "attention" kernels: query rows per workgroup.
+  int64_t queryRows = 0;
 };
 
 // One contraction tiling: workgroup tile, K slice, and the subgroup grid
@@ -293,8 +295,11 @@ static bool isColumnReduction(Operation *op) {
 
 // An attention chain (kiln/DispatchCreation/Attention.h) that dispatch
 // creation fused: kiln-gpu-lower-attention's kernel, a workgroup of 4 warps
-// per 64 query rows of one batch (16 rows per warp), K and V streamed in
-// blocks of 64 rows through two shared-memory stages each.
+// per 64 query rows of one batch (16 rows per warp), or 128 (32 per warp,
+// each K and V fragment then feeding twice the mma) when the head dim is
+// 64 (at 128, 32 rows of accumulators per warp would not fit the
+// registers), K and V streamed in blocks of 64 rows through two
+// shared-memory stages each.
 static bool selectAttention(Operation *producer, StringRef chip,
                             int64_t subgroupSize, int64_t maxSharedBytes,
                             GPUStrategy &strategy) {
@@ -309,7 +314,10 @@ static bool selectAttention(Operation *producer, StringRef chip,
   strategy.kind = "attention";
   strategy.root = "attention";
   strategy.workgroupTile.clear();
-  strategy.workgroupCount = chain->batch * (chain->m / kAttentionRows);
+  strategy.queryRows = chain->d == 64 && chain->m % (2 * kAttentionRows) == 0
+                           ? 2 * kAttentionRows
+                           : kAttentionRows;
+  strategy.workgroupCount = chain->batch * (chain->m / strategy.queryRows);
   strategy.workgroupSize = kAttentionWarps * subgroupSize;
   strategy.intrinsic = chain->elementType.isF16() ? "mma_sync_f32_16x8x16_f16"
                                                   : "mma_sync_f32_16x8x16_bf16";
@@ -569,6 +577,9 @@ struct GPUSelectStrategyPass
     if (strategy.kind == "contraction" || strategy.kind == "attention")
       entries.push_back(
           b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
+    if (strategy.queryRows > 0)
+      entries.push_back(b.getNamedAttr(
+          "query_rows", b.getI64IntegerAttr(strategy.queryRows)));
     if (strategy.pipelineDepth > 0)
       entries.push_back(b.getNamedAttr(
           "pipeline_depth", b.getI64IntegerAttr(strategy.pipelineDepth)));

@@ -430,15 +430,18 @@ def GPULowerAttentionPass
     For kernels whose strategy has `kind = "attention"` (an attention chain
     that dispatch creation fused, kiln/DispatchCreation/Attention.h, on
     buffers and untiled), replaces the chain, its fills and its temporaries
-    with a flash-attention kernel: an `scf.forall` over (batch, blocks of 64
-    query rows) mapped to workgroups of 4 warps, each warp owning 16 rows.
-    Q's rows are copied to shared memory once and held as `mma.sync` A
-    fragments (`nvgpu.ldmatrix`); K and V stream in blocks of 64 rows
+    with a flash-attention kernel: an `scf.forall` over (batch, blocks of
+    `query_rows` query rows, 64 or 128) mapped to workgroups of 4 warps, each
+    warp owning 16 or 32 rows (one or two 16-row m-tiles, every K and V
+    fragment feeding each). Q's rows pass through shared memory once and are
+    held as `mma.sync` A fragments (`nvgpu.ldmatrix`); K and V stream in
+    blocks of 64 rows
     through two shared-memory stages each (`nvgpu.device_async_copy`, rows
     padded by 8 elements), block j+1 copying while block j is used. Per
     block, a warp computes its 16 x 64 scores S = Q K^T in registers, a
     running row max m (lane exchanges within each quad of lanes) and the
-    probabilities exp((S - m) * c), rescales its running row sums and its
+    probabilities exp((S - m) * c) (one FMA and `ex2.approx.f32` each),
+    rescales its running row sums and its
     16 x D accumulators O by exp((m_old - m) * c), and adds P V with the
     probabilities truncated to the input type as A fragments straight from
     the score registers. At the end each row is divided by its sum and
@@ -451,7 +454,6 @@ def GPULowerAttentionPass
                            "::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
-                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::nvgpu::NVGPUDialect",

@@ -1,12 +1,14 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-attention --verify-diagnostics | FileCheck %s
 
 // The fused attention kernel replaces the bufferized chain (2 batches of 128
-// query rows, 192 keys, head dim 64, f16): a workgroup forall over (batch,
-// 2 blocks of 64 rows), two shared stages of K and V blocks (64 x 72
-// each); Q's copy into K's second stage (64 x 64 f16 = 512 chunks of 16
-// bytes: 4 per thread) and block 0's (8 per thread) are in flight before
-// Q's fragments are read (4 ldmatrix.x4 for d = 64), then a barrier. The loop over the 3 key blocks
-// carries the two rows' max and partial sums and 8 O tiles; every
+// query rows, 192 keys, head dim 64, f16) with query_rows = 128: a
+// workgroup forall over (batch, 1 block of 128 rows), two shared stages of
+// K and V blocks (64 x 72 each); Q's copy, rows 0-63 into K's second stage
+// and 64-127 into V's (64 x 64 f16 = 512 chunks of 16 bytes: 4 per thread
+// each), and block 0's (8 per thread) are in flight before Q's fragments
+// are read (4 ldmatrix.x4 per m-tile for d = 64), then a barrier. The loop
+// over the 3 key blocks carries the four rows' (two m-tiles) max and
+// partial sums and 2 x 8 O tiles; every
 // iteration but the last copies the next block (wait with 1 group pending),
 // the last waits for all. Per block: 4 x 4 ldmatrix of K and 16 x 2 mma for
 // S = Q K^T, quad max exchanges (xor 1, 2), exp, 4 x 4 ldmatrix.trans of V
@@ -15,11 +17,12 @@
 // chain, its fills and temporaries are gone.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: linalg.
-// CHECK: scf.forall (%[[B:.*]], %[[MB:.*]]) in (2, 2) {
+// CHECK: scf.forall (%[[B:.*]], %[[MB:.*]]) in (2, 1) {
 // CHECK: gpu.thread_id x
 // CHECK: %[[K:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x72xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[V:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x72xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-4: nvgpu.device_async_copy %arg0[%[[B]], {{.*}}], %[[K]][%c1{{.*}}, {{.*}}], 8 {bypassL1}
+// CHECK-COUNT-4: nvgpu.device_async_copy %arg0[%[[B]], {{.*}}], %[[V]][%c1{{.*}}, {{.*}}], 8 {bypassL1}
 // CHECK: %[[FIRST:.*]] = nvgpu.device_async_create_group
 // CHECK-COUNT-4: nvgpu.device_async_copy %arg1[%[[B]], {{.*}}], %[[K]][{{.*}}], 8 {bypassL1}
 // CHECK-COUNT-4: nvgpu.device_async_copy %arg2[%[[B]], {{.*}}], %[[V]][{{.*}}], 8 {bypassL1}
@@ -27,8 +30,9 @@
 // CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK-COUNT-4: nvgpu.ldmatrix %[[K]][%c1{{.*}}, {{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-4: nvgpu.ldmatrix %[[V]][%c1{{.*}}, {{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK: scf.if
 // CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 0 : i32}
 // CHECK: } else {
@@ -54,7 +58,7 @@
 #map2 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
-  func.func @attention(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
+  func.func @attention(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, query_rows = 128 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %cst_1 = arith.constant 1.250000e-01 : f32
@@ -117,7 +121,7 @@
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
   // expected-error @+1 {{attention strategy: expected one attention chain in the kernel, found 0}}
-  func.func @broken(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
+  func.func @broken(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, query_rows = 128 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %cst_1 = arith.constant 1.250000e-01 : f32

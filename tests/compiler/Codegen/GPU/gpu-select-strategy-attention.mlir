@@ -3,8 +3,8 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_75 max-shared-memory-bytes=65536" | FileCheck %s --check-prefix=SM75
 
 // A fused attention kernel (one dispatch of the whole chain): the
-// "attention" strategy on sm_80+, one workgroup of 4 warps per 64 query rows
-// of a batch (2 x 128 / 64 = 4), no workgroup tiling (the lowering makes its
+// "attention" strategy on sm_80+, one workgroup of 4 warps per 128 query
+// rows of a batch at head dim 64 (2 x 128 / 128 = 2), no workgroup tiling (the lowering makes its
 // own workgroup loop), blocks of 64 keys (k_tile) in 2 shared stages. Its
 // shared memory (4 x 64 rows of 64 + 8 f16: 36864 bytes) fits 48 KiB
 // too; sm_75 has no mma.sync m16n8k16 in the recipe: no attention kernel.
@@ -16,7 +16,8 @@
 
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64
-// CHECK-SAME: workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>
+// CHECK-SAME: query_rows = 128 : i64
+// CHECK-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>
 // SMALL-LABEL: func.func @attention
 // SMALL-SAME: kind = "attention"
 // SM75-LABEL: func.func @attention
@@ -88,6 +89,7 @@ func.func @attention(%q: tensor<2x128x64xf16>, %k: tensor<2x192x64xf16>, %v: ten
 // opt-in beyond 48 KiB; with 48 KiB only, the chain gets no attention kernel.
 // CHECK-LABEL: func.func @attention_bf16_d128
 // CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_bf16"{{.*}}kind = "attention"
+// CHECK-SAME: query_rows = 64 : i64
 // CHECK-SAME: workgroup_count = array<i64: 1, 1, 1>
 // SMALL-LABEL: func.func @attention_bf16_d128
 // SMALL-NOT: kind = "attention"
