@@ -54,11 +54,15 @@ constexpr int64_t kCopyBytes = 16;
 class AttentionEmitter {
 public:
   // `tilesM`: 16-row m-tiles per warp (each K and V fragment read from
-  // shared memory feeds that many mma per 8 columns).
+  // shared memory feeds that many mma per 8 columns); `qInShared`: Q's
+  // fragments are read from shared memory for every block instead of held
+  // in registers; `blockRows`: keys per block.
   AttentionEmitter(OpBuilder &b, Location loc, const AttentionChain &chain,
-                   MatrixIntrinsic intrinsic, int64_t tilesM)
+                   MatrixIntrinsic intrinsic, int64_t tilesM, bool qInShared,
+                   int64_t blockRows)
       : b(b), loc(loc), chain(chain), intrinsic(intrinsic),
-        info(getMatrixIntrinsicInfo(intrinsic)), tilesM(tilesM) {}
+        info(getMatrixIntrinsicInfo(intrinsic)), tilesM(tilesM),
+        qInShared(qInShared), blockRows(blockRows) {}
 
   void emit();
 
@@ -131,6 +135,8 @@ private:
   MatrixIntrinsic intrinsic;
   const MatrixIntrinsicInfo &info;
   int64_t tilesM;
+  bool qInShared;
+  int64_t blockRows;
   Value threadId;
 };
 
@@ -167,7 +173,7 @@ void AttentionEmitter::emit() {
   Type e = chain.elementType;
   Type f32Type = b.getF32Type();
   int64_t d = chain.d;
-  int64_t blocks = chain.n / kAttentionBlock;
+  int64_t blocks = chain.n / blockRows;
   int64_t rowBlocks = chain.m / (kAttentionWarps * info.m * tilesM);
   auto accType = VectorType::get({info.cCount}, f32Type);
 
@@ -201,31 +207,41 @@ void AttentionEmitter::emit() {
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
   int64_t width = d + kAttentionPadding;
   IntegerAttr alignment = b.getI64IntegerAttr(kCopyBytes);
-  auto stagesType =
-      MemRefType::get({2, kAttentionBlock, width}, e, nullptr, shared);
+  auto stagesType = MemRefType::get({2, blockRows, width}, e, nullptr, shared);
   Value sharedK = memref::AllocOp::create(b, loc, stagesType, alignment);
   Value sharedV = memref::AllocOp::create(b, loc, stagesType, alignment);
 
-  // Q's m-tile rows 0 and 1 pass through the second stages of K and V
-  // (free until block 1 arrives; Q goes to registers first), then block 0
-  // of K and V goes into stage 0.
-  static_assert(kAttentionWarps * 16 == kAttentionBlock,
-                "an m-tile of Q's rows fills a K or V stage");
+  // Q's rows: in a buffer of their own, read by every block (qInShared),
+  // or m-tile rows 0 and 1 through the second stages of K and V (free until
+  // block 1 arrives; Q goes to registers first). Then block 0 of K and V
+  // goes into stage 0.
+  assert((qInShared || blockRows == rowsPerTile) &&
+         "an m-tile of Q's rows fills a K or V stage");
   Value qStage = index(1);
   Value qBuffers[2] = {sharedK, sharedV};
   SmallVector<Value> qTokens;
-  for (int64_t tm = 0; tm < tilesM; ++tm)
-    llvm::append_range(qTokens, copyRows(chain.q, batch,
-                                         apply(d0 + tm * rowsPerTile, {row0}),
-                                         qBuffers[tm], qStage, rowsPerTile));
+  Value sharedQ;
+  if (qInShared) {
+    sharedQ = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({tilesM * rowsPerTile, width}, e, nullptr, shared),
+        alignment);
+    qTokens =
+        copyRows(chain.q, batch, row0, sharedQ, Value(), tilesM * rowsPerTile);
+  } else {
+    for (int64_t tm = 0; tm < tilesM; ++tm)
+      llvm::append_range(qTokens, copyRows(chain.q, batch,
+                                           apply(d0 + tm * rowsPerTile, {row0}),
+                                           qBuffers[tm], qStage, rowsPerTile));
+  }
   Value first = commit(qTokens);
   auto copyBlock = [&](Value block) {
-    Value kv0 = apply(d0 * kAttentionBlock, {block});
+    Value kv0 = apply(d0 * blockRows, {block});
     Value stage = apply(d0 % 2, {block});
     SmallVector<Value> tokens =
-        copyRows(chain.k, batch, kv0, sharedK, stage, kAttentionBlock);
+        copyRows(chain.k, batch, kv0, sharedK, stage, blockRows);
     llvm::append_range(
-        tokens, copyRows(chain.v, batch, kv0, sharedV, stage, kAttentionBlock));
+        tokens, copyRows(chain.v, batch, kv0, sharedV, stage, blockRows));
     commit(tokens);
   };
   copyBlock(index(0));
@@ -233,17 +249,24 @@ void AttentionEmitter::emit() {
 
   // Q's A fragments (16 x 16 tiles along d) of this warp's rows: lane l
   // addresses row l % 16 at column 8 * (l / 16) of each tile.
+  auto qFragment = [&](int64_t tm, int64_t kd) -> Value {
+    Value row = apply(d0 % 16 + d1 + (qInShared ? tm * rowsPerTile : 0),
+                      {lane, warpRow});
+    Value col = apply(d0.floorDiv(16) * 8 + kd, {lane});
+    return vector::ShapeCastOp::create(
+        b, loc, VectorType::get({info.aCount}, e),
+        qInShared ? ldmatrix(sharedQ, Value(), row, col, /*transpose=*/false)
+                  : ldmatrix(qBuffers[tm], qStage, row, col,
+                             /*transpose=*/false));
+  };
   SmallVector<SmallVector<Value>> qFragments(tilesM);
-  for (int64_t tm = 0; tm < tilesM; ++tm)
-    for (int64_t kd = 0; kd < d; kd += info.k) {
-      Value row = apply(d0 % 16 + d1, {lane, warpRow});
-      Value col = apply(d0.floorDiv(16) * 8 + kd, {lane});
-      qFragments[tm].push_back(vector::ShapeCastOp::create(
-          b, loc, VectorType::get({info.aCount}, e),
-          ldmatrix(qBuffers[tm], qStage, row, col, /*transpose=*/false)));
-    }
-  // Every warp has its Q fragments before block 1 overwrites the stages.
-  gpu::BarrierOp::create(b, loc);
+  if (!qInShared) {
+    for (int64_t tm = 0; tm < tilesM; ++tm)
+      for (int64_t kd = 0; kd < d; kd += info.k)
+        qFragments[tm].push_back(qFragment(tm, kd));
+    // Every warp has its Q fragments before block 1 overwrites the stages.
+    gpu::BarrierOp::create(b, loc);
+  }
 
   // Loop state: per row of the lane (g and g + 8 of each m-tile; row r is
   // m-tile r / 2, elements 2 * (r % 2) and + 1 of its C tiles) the running
@@ -251,7 +274,7 @@ void AttentionEmitter::emit() {
   // per m-tile).
   int64_t rows = 2 * tilesM;
   int64_t oTiles = d / info.n;
-  int64_t sTiles = kAttentionBlock / info.n;
+  int64_t sTiles = blockRows / info.n;
   SmallVector<Value> init(rows, f32(-INFINITY));
   init.append(rows, f32(0));
   Value zeros = vector::BroadcastOp::create(b, loc, accType, f32(0));
@@ -293,6 +316,10 @@ void AttentionEmitter::emit() {
         SmallVector<SmallVector<Value>> s(tilesM,
                                           SmallVector<Value>(sTiles, zeros));
         for (int64_t kd = 0; kd < d; kd += info.k) {
+          SmallVector<Value> a;
+          for (int64_t tm = 0; tm < tilesM; ++tm)
+            a.push_back(qInShared ? qFragment(tm, kd)
+                                  : qFragments[tm][kd / info.k]);
           for (int64_t tn = 0; tn < sTiles; tn += 2) {
             Value row =
                 apply(d0 % 8 + d0.floorDiv(16) * 8 + tn * info.n, {lane});
@@ -302,8 +329,7 @@ void AttentionEmitter::emit() {
               Value bFragment = half(flat, h);
               for (int64_t tm = 0; tm < tilesM; ++tm)
                 s[tm][tn + h] = createMatrixInstruction(
-                    b, loc, intrinsic, qFragments[tm][kd / info.k], bFragment,
-                    s[tm][tn + h]);
+                    b, loc, intrinsic, a[tm], bFragment, s[tm][tn + h]);
             }
           }
         }
@@ -481,7 +507,18 @@ struct GPULowerAttentionPass
                        << ", found " << strategy.get("query_rows");
       return signalPassFailure();
     }
+    auto kTile = strategy.getAs<IntegerAttr>("k_tile");
+    std::optional<int64_t> blockRows;
+    if (kTile && (kTile.getInt() == 32 || kTile.getInt() == 64))
+      blockRows = kTile.getInt();
+    if (!blockRows) {
+      func.emitError() << "attention strategy: needs a k_tile of 32 or 64 "
+                          "keys, found "
+                       << strategy.get("k_tile");
+      return signalPassFailure();
+    }
     if (!isFusableAttention(chain) || chain.m % *queryRows != 0 ||
+        chain.n % *blockRows != 0 ||
         getMatrixInputType(*intrinsic, &getContext()) != chain.elementType) {
       chain.normalize.emitError()
           << "attention strategy: the kernel does not fit this chain (d = "
@@ -514,8 +551,10 @@ struct GPULowerAttentionPass
       }
 
     OpBuilder b(chain.normalize);
+    auto qInShared = strategy.getAs<BoolAttr>("q_in_shared");
     AttentionEmitter(b, chain.normalize.getLoc(), chain, *intrinsic,
-                     *queryRows / kAttentionRows)
+                     *queryRows / kAttentionRows,
+                     qInShared && qInShared.getValue(), *blockRows)
         .emit();
     for (Operation *op : llvm::reverse(erase))
       op->erase();

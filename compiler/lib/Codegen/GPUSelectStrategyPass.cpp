@@ -58,8 +58,10 @@ struct GPUStrategy {
   int64_t pipelineDepth = 0;
   // SIMT "contraction" kernels (f32): outputs per thread along M and N.
   SmallVector<int64_t> simtTile;
-  // "attention" kernels: query rows per workgroup.
+  // "attention" kernels: query rows per workgroup, and whether Q's
+  // fragments are read from shared memory per key block.
   int64_t queryRows = 0;
+  bool qInShared = false;
 };
 
 // One contraction tiling: workgroup tile, K slice, and the subgroup grid
@@ -314,14 +316,24 @@ static bool selectAttention(Operation *producer, StringRef chip,
   strategy.kind = "attention";
   strategy.root = "attention";
   strategy.workgroupTile.clear();
-  strategy.queryRows = chain->d == 64 && chain->m % (2 * kAttentionRows) == 0
-                           ? 2 * kAttentionRows
-                           : kAttentionRows;
+  strategy.queryRows = chain->m % (2 * kAttentionRows) == 0 ? 2 * kAttentionRows
+                                                            : kAttentionRows;
+  // At head dim 128, 32 rows per warp keep 128 accumulators per thread:
+  // Q's fragments are then read from shared memory per block and the
+  // blocks have 32 keys, so that the scores fit the registers too.
+  strategy.qInShared = chain->d == 128 && strategy.queryRows > kAttentionRows;
+  strategy.kTile = strategy.qInShared ? kAttentionBlock / 2 : kAttentionBlock;
+  int64_t width = chain->d + kAttentionPadding;
+  if (strategy.qInShared &&
+      (strategy.queryRows + 4 * strategy.kTile) * width * 2 > maxSharedBytes) {
+    strategy.queryRows = kAttentionRows;
+    strategy.qInShared = false;
+    strategy.kTile = kAttentionBlock;
+  }
   strategy.workgroupCount = chain->batch * (chain->m / strategy.queryRows);
   strategy.workgroupSize = kAttentionWarps * subgroupSize;
   strategy.intrinsic = chain->elementType.isF16() ? "mma_sync_f32_16x8x16_f16"
                                                   : "mma_sync_f32_16x8x16_bf16";
-  strategy.kTile = kAttentionBlock;
   strategy.pipelineDepth = 2;
   return true;
 }
@@ -577,9 +589,12 @@ struct GPUSelectStrategyPass
     if (strategy.kind == "contraction" || strategy.kind == "attention")
       entries.push_back(
           b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
-    if (strategy.queryRows > 0)
+    if (strategy.queryRows > 0) {
       entries.push_back(b.getNamedAttr(
           "query_rows", b.getI64IntegerAttr(strategy.queryRows)));
+      entries.push_back(
+          b.getNamedAttr("q_in_shared", b.getBoolAttr(strategy.qInShared)));
+    }
     if (strategy.pipelineDepth > 0)
       entries.push_back(b.getNamedAttr(
           "pipeline_depth", b.getI64IntegerAttr(strategy.pipelineDepth)));

@@ -434,8 +434,10 @@ def GPULowerAttentionPass
     `query_rows` query rows, 64 or 128) mapped to workgroups of 4 warps, each
     warp owning 16 or 32 rows (one or two 16-row m-tiles, every K and V
     fragment feeding each). Q's rows pass through shared memory once and are
-    held as `mma.sync` A fragments (`nvgpu.ldmatrix`); K and V stream in
-    blocks of 64 rows
+    held as `mma.sync` A fragments (`nvgpu.ldmatrix`), or, with
+    `q_in_shared` (head dim 128 at 32 rows per warp, where registers hold
+    the accumulators), stay in shared memory and are read per block; K and V
+    stream in blocks of `k_tile` rows (64, or 32 with `q_in_shared`)
     through two shared-memory stages each (`nvgpu.device_async_copy`, rows
     padded by 8 elements), block j+1 copying while block j is used. Per
     block, a warp computes its 16 x 64 scores S = Q K^T in registers, a
