@@ -17,10 +17,13 @@
 // GFX942-DAG: rocdl.workitem.id.x range <i32, 0, 256>
 // SM90-DAG: nvvm.read.ptx.sreg.ctaid.x
 // SM90-DAG: nvvm.read.ptx.sreg.tid.x range <i32, 0, 128>
-// AMD GPUs compute exp with v_exp_f32 (llvm.exp); PTX gets a polynomial
-// approximation and needs no libdevice.
+// AMD GPUs compute exp with v_exp_f32 (llvm.exp); on NVIDIA exp is a
+// Cody-Waite reduction around ex2.approx (the NVVM intrinsic, no libdevice
+// call).
 // GFX942: llvm.intr.exp
-// SM90-NOT: llvm.call
+// SM90-NOT: llvm.call @
+// SM90: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// SM90-NOT: llvm.call @
 // CHECK: llvm.return
 func.func @bias_gelu(%a: tensor<256x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %e = tensor.empty() : tensor<256x512xf32>
