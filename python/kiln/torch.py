@@ -24,7 +24,8 @@ log, sqrt, rsqrt, abs, pow / ** by a number (RMS norm written by hand),
 softmax, log_softmax, layer_norm, +, -, *, / (broadcasting, tensors and
 Python numbers), neg, sum / mean (dims, keepdim), cat, reshape / view /
 flatten, permute / transpose / .t(), contiguous, indexing with integers and
-':'. Anything else raises UnsupportedOpError naming the op and the line of
+':', scaled_dot_product_attention (torch 2; no mask, dropout or causality:
+the attention chain that becomes one fused kernel on NVIDIA GPUs). Anything else raises UnsupportedOpError naming the op and the line of
 the model's source that called it.
 """
 
@@ -350,6 +351,15 @@ class _Emitter:
             return self.binary(node, binary[fn], args[0], args[1])
         if fn in (torch.matmul, operator.matmul, torch.bmm):
             return self.matmul(node, args[0], args[1])
+        sdpa = getattr(F, "scaled_dot_product_attention", None)
+        if sdpa is not None and fn is sdpa:
+            names = ("query", "key", "value", "attn_mask", "dropout_p",
+                     "is_causal", "scale")
+            defaults = (None, None, None, None, 0.0, False, None)
+            given = dict(zip(names, args))
+            given.update(kwargs)
+            options = {n: given.get(n, d) for n, d in zip(names, defaults)}
+            return self.attention(node, options)
         if fn is F.linear:
             weight = self.values[args[1]]
             bias = args[2] if len(args) > 2 else kwargs.get("bias")
@@ -539,6 +549,95 @@ class _Emitter:
         b_exprs = self.broadcast_map(bv[1][:-2], out_shape[:-2]) + [k, f"d{n - 1}"]
         out = self.contraction(av, bv, out_shape, element, a_exprs, b_exprs)
         self.set(node, out, out_shape, element)
+
+    def attention(self, node, options):
+        """scaled_dot_product_attention(q [..., L, D], k [..., S, D],
+        v [..., S, D]) without mask, dropout or causality, written as the
+        chain Kiln fuses into one GPU kernel (kiln/DispatchCreation/
+        Attention.h): S = q k^T accumulated in f32, the row max, exp((S -
+        max) * scale), the row sum, the probabilities in the input type,
+        P v accumulated in f32, the division. Leading dims are flattened
+        into one batch dim (host aliases)."""
+        for name, bad in (("attn_mask", options["attn_mask"] is not None),
+                          ("dropout_p", options["dropout_p"] not in (0, 0.0)),
+                          ("is_causal", bool(options["is_causal"]))):
+            if bad:
+                self.unsupported(node, f"scaled_dot_product_attention with {name}")
+        (q, qs, t), (k, ks, kt), (v, vs, vt) = (
+            self.value(node, options[n]) for n in ("query", "key", "value"))
+        self.float_only(node, t)
+        if (kt, vt) != (t, t) or len(qs) < 2 or ks[:-2] != qs[:-2] or \
+                vs[:-2] != qs[:-2] or ks[-1] != qs[-1] or vs[-2] != ks[-2]:
+            self.unsupported(node, "scaled_dot_product_attention with broadcast or "
+                                   "mismatched shapes " + f"{qs}, {ks}, {vs}")
+        lead, (L, D), S, Dv = qs[:-2], qs[-2:], ks[-2], vs[-1]
+        B = int(np.prod(lead)) if lead else 1
+        q = self.reshape_value(q, qs, (B, L, D), t)
+        k = self.reshape_value(k, ks, (B, S, D), t)
+        v = self.reshape_value(v, vs, (B, S, Dv), t)
+        scale = options["scale"]
+        scale = 1.0 / float(np.sqrt(D)) if scale is None else float(scale)
+        acc = "f32" if t in ("f16", "bf16") else t
+        for ssa in (q, k, v):
+            self.elements[ssa] = t
+
+        def operand(a, name):
+            """(lines, value): block argument a of type t as acc."""
+            if acc == t:
+                return [], a
+            return [f"{name} = arith.extf {a} : {t} to {acc}"], name
+
+        def product(a, b, out):
+            la, va = operand(a, "%a")
+            lb, vb = operand(b, "%b")
+            return la + lb + [f"%p = arith.mulf {va}, {vb} : {acc}",
+                              f"%s = arith.addf {out}, %p : {acc}", "%s"]
+
+        def typed(ssa, element):
+            self.elements[ssa] = element
+            return ssa
+
+        def zeros(shape):
+            zero = self.fresh()
+            self.emit(f"{zero} = arith.constant {_float_literal(0.0, acc)} : {acc}")
+            init = self.fresh()
+            self.emit(f"{init} = linalg.fill ins({zero} : {acc}) outs({self.empty(shape, acc)} : "
+                      f"{_ttype(shape, acc)}) -> {_ttype(shape, acc)}")
+            return init
+
+        scores_shape = (B, L, S)
+        scores = typed(self.generic([(q, (B, L, D), ["d0", "d1", "d3"]),
+                                     (k, (B, S, D), ["d0", "d2", "d3"])], scores_shape, acc,
+                                    lambda a, o: product(a[0], a[1], o), reduce_dims=(1,),
+                                    init=zeros(scores_shape)), acc)
+        full, rows = ["d0", "d1", "d2"], ["d0", "d1"]
+        mx = typed(self.reduce_last(scores, scores_shape, acc, "arith.maximumf",
+                                    float("-inf")), acc)
+        c = _float_literal(scale, acc)
+        p = typed(self.generic([(scores, scores_shape, full), (mx, (B, L), rows)],
+                               scores_shape, acc,
+                               lambda a, o: [f"%d = arith.subf {a[0]}, {a[1]} : {acc}",
+                                             f"%c = arith.constant {c} : {acc}",
+                                             f"%z = arith.mulf %d, %c : {acc}",
+                                             f"%x = math.exp %z : {acc}", "%x"]), acc)
+        total = typed(self.reduce_last(p, scores_shape, acc, "arith.addf", 0.0), acc)
+        if acc != t:
+            p = typed(self.generic([(p, scores_shape, full)], scores_shape, t,
+                                   lambda a, o: [f"%r = arith.truncf {a[0]} : {acc} to {t}",
+                                                 "%r"]), t)
+        # P v as the named op: a generic would take the truncation into its
+        # body (elementwise fusion), and the chain would no longer be one.
+        out_shape = (B, L, Dv)
+        o = typed(self.fresh(), acc)
+        self.emit(f"{o} = linalg.batch_matmul ins({p}, {v} : {_ttype(scores_shape, t)}, "
+                  f"{_ttype((B, S, Dv), t)}) outs({zeros(out_shape)} : "
+                  f"{_ttype(out_shape, acc)}) -> {_ttype(out_shape, acc)}")
+        out = self.generic([(o, out_shape, full), (total, (B, L), rows)], out_shape, t,
+                           lambda a, o: [f"%n = arith.divf {a[0]}, {a[1]} : {acc}"]
+                           + ([f"%y = arith.truncf %n : {acc} to {t}", "%y"]
+                              if acc != t else ["%n"]))
+        result_shape = tuple(lead) + (L, Dv)
+        self.set(node, self.reshape_value(out, out_shape, result_shape, t), result_shape, t)
 
     def linear(self, node, x, weight, bias):
         out_shape, element = self.meta(node)

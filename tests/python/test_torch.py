@@ -15,6 +15,41 @@ except ImportError:  # no torch, or a build without kiln.compiler
 
 
 if torch is not None:
+    def _sdpa_reference(query, key, value, attn_mask=None, dropout_p=0.0,
+                        is_causal=False, scale=None):
+        """scaled_dot_product_attention as torch 2 defines it (no mask,
+        dropout or causality), for torch 1.13, which lacks it; computed in
+        f32 (1.13 has no f16 matmul on the CPU)."""
+        scale = query.shape[-1] ** -0.5 if scale is None else scale
+        q, k, v = (t.float() for t in (query, key, value))
+        scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+        return torch.matmul(torch.softmax(scores, dim=-1), v).to(query.dtype)
+
+    # torch 2's function where it exists; on 1.13 the reference above, made
+    # torch.nn.functional's so that kiln.torch takes it for the real one.
+    # fx records calls to this global as one op either way.
+    if not hasattr(F, "scaled_dot_product_attention"):
+        F.scaled_dot_product_attention = _sdpa_reference
+    scaled_dot_product_attention = F.scaled_dot_product_attention
+    torch.fx.wrap("scaled_dot_product_attention")
+
+    class SdpaAttention(torch.nn.Module):
+        """Attention through scaled_dot_product_attention: q/k/v
+        projections, heads by reshape + permute, sdpa, output projection."""
+
+        def __init__(self, dim=32, heads=4, **options):
+            super().__init__()
+            self.heads, self.options = heads, options
+            self.qkv = torch.nn.Linear(dim, 3 * dim)
+            self.out = torch.nn.Linear(dim, dim)
+
+        def forward(self, x):
+            b, s, d = 2, 64, 32
+            qkv = self.qkv(x).reshape(b, s, 3, self.heads, d // self.heads)
+            qkv = qkv.permute(2, 0, 3, 1, 4)
+            y = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], **self.options)
+            return self.out(y.permute(0, 2, 1, 3).reshape(b, s, d))
+
     class Attention(torch.nn.Module):
         """A pre-norm attention block: layer_norm, q/k/v projections, heads
         by reshape + permute, softmax(q k^T / sqrt(d)) v, residual."""
@@ -180,6 +215,39 @@ class TorchTest(unittest.TestCase):
     def test_attention_block(self):
         torch.manual_seed(1)
         self.check(Attention(), (torch.randn(2, 16, 32),), atol=2e-5)
+
+    def test_scaled_dot_product_attention(self):
+        # The attention chain Kiln fuses on GPUs (q k^T, max, exp, sum, P v,
+        # division), here on the host in f32.
+        torch.manual_seed(0)
+        compiled = self.check(SdpaAttention(), (torch.randn(2, 64, 32),))
+        self.assertEqual(compiled.mlir.count("math.exp"), 1)
+        self.assertIn("arith.maximumf", compiled.mlir)
+        # An explicit scale.
+        self.check(SdpaAttention(scale=0.5), (torch.randn(2, 64, 32),))
+        # f16 heads as the chain the fused GPU kernel takes: one dispatch
+        # for cuda, and on the host (unfused) within f16 rounding of torch.
+        import os
+        import tempfile
+        import kiln.compiler
+
+        class Heads(torch.nn.Module):
+            def forward(self, q, k, v):
+                return scaled_dot_product_attention(q, k, v)
+
+        heads = tuple(torch.randn(2, 4, 128, 64).half() for _ in range(3))
+        text = kiln.torch.export(Heads(), heads)
+        with tempfile.TemporaryDirectory() as dump:
+            kiln.compiler.compile_str(text, target="cuda", dump_intermediates=dump)
+            kernels = [d for d in os.listdir(dump) if "_dispatch_" in d]
+        self.assertEqual(len(kernels), 1, kernels)
+        got = kiln.torch.compile(Heads(), heads)(*heads)
+        torch.testing.assert_close(got.float(), Heads()(*heads).float(),
+                                   atol=2e-3, rtol=1e-2)
+        # Masks, dropout and causality are refused by name.
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError,
+                                    "scaled_dot_product_attention with is_causal"):
+            kiln.torch.export(SdpaAttention(is_causal=True), (torch.randn(2, 64, 32),))
 
     def test_rms_norm(self):
         torch.manual_seed(8)
