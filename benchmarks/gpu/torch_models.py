@@ -6,7 +6,8 @@
         torch_models.py run PACK
 
 The models are tests/python/test_torch.py's (an MLP, an attention block, a
-2-layer transformer encoder, a small CNN). pack exports each with
+2-layer transformer encoder, a small CNN, attention through
+scaled_dot_product_attention). pack exports each with
 kiln.torch (parameters in a safetensors archive), compiles it and saves its
 state_dict and input; run loads the same weights into PyTorch on CUDA,
 checks Kiln's output against it and prints the median per-call time of:
@@ -28,6 +29,9 @@ MODELS = {
     "attention": ([(2, 16, 32)], "test_torch.Attention"),
     "encoder": ([(2, 16, 32)], "test_torch.Encoder"),
     "cnn": ([(2, 3, 16, 16)], "test_torch.SmallCNN"),
+    # torch 2's scaled_dot_product_attention on the GPU machine (packed on
+    # torch 1.13 through test_torch's stand-in).
+    "sdpa": ([(2, 64, 32)], "test_torch.SdpaAttention"),
 }
 
 
