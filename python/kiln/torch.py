@@ -597,19 +597,11 @@ class _Emitter:
             self.elements[ssa] = element
             return ssa
 
-        def zeros(shape):
-            zero = self.fresh()
-            self.emit(f"{zero} = arith.constant {_float_literal(0.0, acc)} : {acc}")
-            init = self.fresh()
-            self.emit(f"{init} = linalg.fill ins({zero} : {acc}) outs({self.empty(shape, acc)} : "
-                      f"{_ttype(shape, acc)}) -> {_ttype(shape, acc)}")
-            return init
-
         scores_shape = (B, L, S)
         scores = typed(self.generic([(q, (B, L, D), ["d0", "d1", "d3"]),
                                      (k, (B, S, D), ["d0", "d2", "d3"])], scores_shape, acc,
                                     lambda a, o: product(a[0], a[1], o), reduce_dims=(1,),
-                                    init=zeros(scores_shape)), acc)
+                                    init=self.filled(scores_shape, acc, 0.0)), acc)
         full, rows = ["d0", "d1", "d2"], ["d0", "d1"]
         mx = typed(self.reduce_last(scores, scores_shape, acc, "arith.maximumf",
                                     float("-inf")), acc)
@@ -630,7 +622,7 @@ class _Emitter:
         out_shape = (B, L, Dv)
         o = typed(self.fresh(), acc)
         self.emit(f"{o} = linalg.batch_matmul ins({p}, {v} : {_ttype(scores_shape, t)}, "
-                  f"{_ttype((B, S, Dv), t)}) outs({zeros(out_shape)} : "
+                  f"{_ttype((B, S, Dv), t)}) outs({self.filled(out_shape, acc, 0.0)} : "
                   f"{_ttype(out_shape, acc)}) -> {_ttype(out_shape, acc)}")
         out = self.generic([(o, out_shape, full), (total, (B, L), rows)], out_shape, t,
                            lambda a, o: [f"%n = arith.divf {a[0]}, {a[1]} : {acc}"]

@@ -107,19 +107,26 @@ bool isTruncation(linalg::LinalgOp op, Type elementType) {
          trunc.getIn().getType().isF32() && trunc.getType() == elementType;
 }
 
+// An elementwise op over (b, m, n) with two inputs, one read at every
+// point (`full`) and one per row (`row`), in either order.
+bool hasFullAndRowInputs(linalg::LinalgOp op, OpOperand *&full,
+                         OpOperand *&row) {
+  if (op.getNumDpsInputs() != 2)
+    return false;
+  full = op.getDpsInputOperand(0);
+  row = op.getDpsInputOperand(1);
+  if (op.getMatchingIndexingMap(full).getNumResults() != 3)
+    std::swap(full, row);
+  SmallVector<SmallVector<unsigned>> maps(3, {0, 1, 2});
+  maps[row->getOperandNumber()] = {0, 1};
+  return hasShape(op, {P, P, P}, maps);
+}
+
 // P = exp((S - mx) * c): inputs S (identity) and mx (per row), in either
 // order; the multiply by a constant optional, its operands in either order.
 bool isScaledExp(linalg::LinalgOp op, OpOperand *&scores, OpOperand *&rowMax,
                  double &scale) {
-  if (op.getNumDpsInputs() != 2)
-    return false;
-  scores = op.getDpsInputOperand(0);
-  rowMax = op.getDpsInputOperand(1);
-  if (op.getMatchingIndexingMap(scores).getNumResults() != 3)
-    std::swap(scores, rowMax);
-  SmallVector<SmallVector<unsigned>> maps(3, {0, 1, 2});
-  maps[rowMax->getOperandNumber()] = {0, 1};
-  if (!hasShape(op, {P, P, P}, maps))
+  if (!hasFullAndRowInputs(op, scores, rowMax))
     return false;
   auto exp = dyn_cast_or_null<math::ExpOp>(yieldedOp(op));
   if (!exp || !exp.getType().isF32())
@@ -150,15 +157,7 @@ bool isScaledExp(linalg::LinalgOp op, OpOperand *&scores, OpOperand *&rowMax,
 // out = truncf(O / l): inputs O (identity) and l (per row).
 bool isNormalization(linalg::LinalgOp op, OpOperand *&values,
                      OpOperand *&rowSum) {
-  if (op.getNumDpsInputs() != 2)
-    return false;
-  values = op.getDpsInputOperand(0);
-  rowSum = op.getDpsInputOperand(1);
-  if (op.getMatchingIndexingMap(values).getNumResults() != 3)
-    std::swap(values, rowSum);
-  SmallVector<SmallVector<unsigned>> maps(3, {0, 1, 2});
-  maps[rowSum->getOperandNumber()] = {0, 1};
-  if (!hasShape(op, {P, P, P}, maps))
+  if (!hasFullAndRowInputs(op, values, rowSum))
     return false;
   auto trunc = dyn_cast_or_null<arith::TruncFOp>(yieldedOp(op));
   if (!trunc)
