@@ -24,7 +24,7 @@ log, sqrt, rsqrt, abs, pow / ** by a number (RMS norm written by hand),
 softmax, log_softmax, layer_norm, +, -, *, / (broadcasting, tensors and
 Python numbers), neg, sum / mean (dims, keepdim), cat, reshape / view /
 flatten, permute / transpose / .t(), contiguous, indexing with integers and
-':', scaled_dot_product_attention (torch 2; no mask, dropout or causality:
+:', scaled_dot_product_attention (torch 2; is_causal, no mask or dropout:
 the attention chain that becomes one fused kernel on NVIDIA GPUs). Anything else raises UnsupportedOpError naming the op and the line of
 the model's source that called it.
 """
@@ -552,15 +552,15 @@ class _Emitter:
 
     def attention(self, node, options):
         """scaled_dot_product_attention(q [..., L, D], k [..., S, D],
-        v [..., S, D]) without mask, dropout or causality, written as the
+        v [..., S, D]) without mask or dropout (is_causal: keys after the query
+masked), written as the
         chain Kiln fuses into one GPU kernel (kiln/DispatchCreation/
         Attention.h): S = q k^T accumulated in f32, the row max, exp((S -
         max) * scale), the row sum, the probabilities in the input type,
         P v accumulated in f32, the division. Leading dims are flattened
         into one batch dim (host aliases)."""
         for name, bad in (("attn_mask", options["attn_mask"] is not None),
-                          ("dropout_p", options["dropout_p"] not in (0, 0.0)),
-                          ("is_causal", bool(options["is_causal"]))):
+                          ("dropout_p", options["dropout_p"] not in (0, 0.0))):
             if bad:
                 self.unsupported(node, f"scaled_dot_product_attention with {name}")
         (q, qs, t), (k, ks, kt), (v, vs, vt) = (
@@ -603,6 +603,14 @@ class _Emitter:
                                     lambda a, o: product(a[0], a[1], o), reduce_dims=(1,),
                                     init=self.filled(scores_shape, acc, 0.0)), acc)
         full, rows = ["d0", "d1", "d2"], ["d0", "d1"]
+        if options["is_causal"]:
+            # Keys after the query (top-left aligned, as torch's is_causal).
+            scores = typed(self.generic(
+                [(scores, scores_shape, full)], scores_shape, acc,
+                lambda a, o: ["%i = linalg.index 1 : index", "%j = linalg.index 2 : index",
+                              "%after = arith.cmpi ugt, %j, %i : index",
+                              f"%minf = arith.constant {_float_literal(float('-inf'), acc)} : {acc}",
+                              f"%r = arith.select %after, %minf, {a[0]} : {acc}", "%r"]), acc)
         mx = typed(self.reduce_last(scores, scores_shape, acc, "arith.maximumf",
                                     float("-inf")), acc)
         c = _float_literal(scale, acc)

@@ -17,12 +17,16 @@ except ImportError:  # no torch, or a build without kiln.compiler
 if torch is not None:
     def _sdpa_reference(query, key, value, attn_mask=None, dropout_p=0.0,
                         is_causal=False, scale=None):
-        """scaled_dot_product_attention as torch 2 defines it (no mask,
-        dropout or causality), for torch 1.13, which lacks it; computed in
-        f32 (1.13 has no f16 matmul on the CPU)."""
+        """scaled_dot_product_attention as torch 2 defines it (no mask or
+        dropout), for torch 1.13, which lacks it; computed in f32 (1.13 has
+        no f16 matmul on the CPU)."""
         scale = query.shape[-1] ** -0.5 if scale is None else scale
         q, k, v = (t.float() for t in (query, key, value))
         scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+        if is_causal:
+            L, S = scores.shape[-2:]
+            after = torch.ones(L, S, dtype=torch.bool).triu(1)
+            scores = scores.masked_fill(after, float("-inf"))
         return torch.matmul(torch.softmax(scores, dim=-1), v).to(query.dtype)
 
     # torch 2's function where it exists; on 1.13 the reference above, made
@@ -235,19 +239,25 @@ class TorchTest(unittest.TestCase):
             def forward(self, q, k, v):
                 return scaled_dot_product_attention(q, k, v)
 
+        class CausalHeads(torch.nn.Module):
+            def forward(self, q, k, v):
+                return scaled_dot_product_attention(q, k, v, is_causal=True)
+
         heads = tuple(torch.randn(2, 4, 128, 64).half() for _ in range(3))
-        text = kiln.torch.export(Heads(), heads)
-        with tempfile.TemporaryDirectory() as dump:
-            kiln.compiler.compile_str(text, target="cuda", dump_intermediates=dump)
-            kernels = [d for d in os.listdir(dump) if "_dispatch_" in d]
-        self.assertEqual(len(kernels), 1, kernels)
+        for model in (Heads(), CausalHeads()):
+            text = kiln.torch.export(model, heads)
+            with tempfile.TemporaryDirectory() as dump:
+                kiln.compiler.compile_str(text, target="cuda", dump_intermediates=dump)
+                kernels = [d for d in os.listdir(dump) if "_dispatch_" in d]
+            self.assertEqual(len(kernels), 1, kernels)
         got = kiln.torch.compile(Heads(), heads)(*heads)
         torch.testing.assert_close(got.float(), Heads()(*heads).float(),
                                    atol=2e-3, rtol=1e-2)
-        # Masks, dropout and causality are refused by name.
+        # Causal attention; masks and dropout are refused by name.
+        self.check(SdpaAttention(is_causal=True), (torch.randn(2, 64, 32),))
         with self.assertRaisesRegex(kiln.torch.UnsupportedOpError,
-                                    "scaled_dot_product_attention with is_causal"):
-            kiln.torch.export(SdpaAttention(is_causal=True), (torch.randn(2, 64, 32),))
+                                    "scaled_dot_product_attention with dropout_p"):
+            kiln.torch.export(SdpaAttention(dropout_p=0.1), (torch.randn(2, 64, 32),))
 
     def test_rms_norm(self):
         torch.manual_seed(8)

@@ -290,14 +290,27 @@ void AttentionEmitter::emit() {
         .getResult(0);
   };
 
+  // With a causal mask, key blocks past the workgroup's last query row
+  // are skipped, and keys after a row's query are -inf in the blocks used.
+  bool causal = bool(chain.causalMask);
+  Value blockCount = index(blocks);
+  if (causal)
+    blockCount = affine::AffineMinOp::create(
+        b, loc,
+        AffineMap::get(1, 0,
+                       {getAffineConstantExpr(blocks, context),
+                        (d0 + rowsPerTile * tilesM).ceilDiv(blockRows)},
+                       context),
+        ValueRange{row0});
+  Value lastBlock = apply(d0 - 1, {blockCount});
   auto loop = scf::ForOp::create(
-      b, loc, index(0), index(blocks), index(1), init,
+      b, loc, index(0), blockCount, index(1), init,
       [&](OpBuilder &, Location, Value block, ValueRange state) {
         Value stage = apply(d0 % 2, {block});
         // Block j + 1 streams in while block j is used; the last block
         // waits for everything.
         Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           block, index(blocks - 1));
+                                           block, lastBlock);
         auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard inner(b);
@@ -332,6 +345,30 @@ void AttentionEmitter::emit() {
                     b, loc, intrinsic, a[tm], bFragment, s[tm][tn + h]);
             }
           }
+        }
+
+        if (causal) {
+          // Element i of C tile (tm, tn): query row g + 8 (i / 2) of the
+          // warp's m-tile tm, key 2 t + i % 2 of 8-column tile tn.
+          Value minusInf = f32(-INFINITY);
+          for (int64_t tm = 0; tm < tilesM; ++tm)
+            for (int64_t tn = 0; tn < sTiles; ++tn) {
+              SmallVector<Value> masked;
+              for (int64_t i = 0; i < info.cCount; ++i) {
+                Value query =
+                    apply(d0.floorDiv(4) + (i / 2) * 8 + d1 + tm * rowsPerTile,
+                          {lane, apply(d0 + d1, {row0, warpRow})});
+                Value key =
+                    apply((d0 % 4) * 2 + i % 2 + tn * info.n + d1 * blockRows,
+                          {lane, block});
+                Value after = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::ugt, key, query);
+                masked.push_back(arith::SelectOp::create(
+                    b, loc, after, minusInf, element(s[tm][tn], i)));
+              }
+              s[tm][tn] =
+                  vector::FromElementsOp::create(b, loc, accType, masked);
+            }
         }
 
         // The maxima ignore NaN scores (one max.f32 each, where the chain's

@@ -494,9 +494,16 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     // So do reductions across rows (the innermost loop parallel, every
     // operand contiguous along it or independent of it): a thread reduces
     // a 128-bit chunk of columns (kiln-gpu-vectorize).
+    // Not with linalg.index above two loops: kiln-gpu-vectorize's unit-dim
+    // patterns then never reach a fixpoint (a known bug; such kernels, e.g.
+    // a causal mask over batch x rows x columns, stay scalar per thread).
     int64_t bits = elementBits(producer);
+    auto producerLinalg = dyn_cast<linalg::LinalgOp>(producer);
+    bool indexAboveTwoLoops =
+        producerLinalg && producerLinalg.getNumLoops() > 2 &&
+        !producerLinalg.getBlock()->getOps<linalg::IndexOp>().empty();
     if ((strategy.kind == "elementwise" || isColumnReduction(producer)) &&
-        bits >= 8 && bits <= 32 && !sizes->empty()) {
+        bits >= 8 && bits <= 32 && !sizes->empty() && !indexAboveTwoLoops) {
       int64_t vector = kVectorBits / bits;
       if (sizes->back() % vector == 0)
         strategy.threadTile = vector;

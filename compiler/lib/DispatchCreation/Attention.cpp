@@ -122,6 +122,32 @@ bool hasFullAndRowInputs(linalg::LinalgOp op, OpOperand *&full,
   return hasShape(op, {P, P, P}, maps);
 }
 
+// S' = n > m ? -inf : S over (b, m, n): select(cmpi(index 2 > index 1),
+// -inf, s) (or index 1 < index 2), keys after the query masked.
+bool isCausalMask(linalg::LinalgOp op) {
+  if (!hasShape(op, {P, P, P}, {{0, 1, 2}, {0, 1, 2}}))
+    return false;
+  auto select = dyn_cast_or_null<arith::SelectOp>(yieldedOp(op));
+  if (!select || !isArg(select.getFalseValue(), op, op.getDpsInputOperand(0)))
+    return false;
+  APFloat masked(0.0);
+  if (!matchPattern(select.getTrueValue(), m_ConstantFloat(&masked)) ||
+      !masked.isInfinity() || !masked.isNegative())
+    return false;
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return false;
+  auto dimOf = [](Value v) -> int64_t {
+    auto index = v.getDefiningOp<linalg::IndexOp>();
+    return index ? int64_t(index.getDim()) : -1;
+  };
+  int64_t lhs = dimOf(cmp.getLhs()), rhs = dimOf(cmp.getRhs());
+  using Pred = arith::CmpIPredicate;
+  Pred pred = cmp.getPredicate();
+  return ((pred == Pred::ugt || pred == Pred::sgt) && lhs == 2 && rhs == 1) ||
+         ((pred == Pred::ult || pred == Pred::slt) && lhs == 1 && rhs == 2);
+}
+
 // P = exp((S - mx) * c): inputs S (identity) and mx (per row), in either
 // order; the multiply by a constant optional, its operands in either order.
 bool isScaledExp(linalg::LinalgOp op, OpOperand *&scores, OpOperand *&rowMax,
@@ -208,10 +234,15 @@ mlir::kiln::matchAttention(Operation *normalizeOp,
     return std::nullopt;
   chain.scores = linalgOf(*scoresOperand);
   chain.rowMax = linalgOf(*rowMaxOperand);
-  if (!chain.scores || !isBatchContraction(chain.scores, true) ||
-      !chain.rowMax ||
+  if (!chain.scores || !chain.rowMax ||
       !isRowReduction<arith::MaximumFOp, arith::MaxNumFOp>(chain.rowMax) ||
       chain.scores != linalgOf(*chain.rowMax.getDpsInputOperand(0)))
+    return std::nullopt;
+  if (isCausalMask(chain.scores)) {
+    chain.causalMask = chain.scores;
+    chain.scores = linalgOf(*chain.causalMask.getDpsInputOperand(0));
+  }
+  if (!chain.scores || !isBatchContraction(chain.scores, true))
     return std::nullopt;
 
   auto fillOf = [&](linalg::LinalgOp op, double value) {

@@ -230,10 +230,13 @@ private:
       AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
       // A contraction's kernel hands its consumer each result element in
       // registers, where it was computed (the GPU recipes' epilogue): the
-      // consumer must read it at the same point, not transposed.
+      // consumer must read it at the same point, not transposed, and must
+      // not ask for its loop indices (a causal mask), which the epilogue
+      // does not provide.
       auto defLinalg = dyn_cast<linalg::LinalgOp>(def);
       if (defLinalg && linalg::isaContractionOpInterface(defLinalg) &&
-          !map.isIdentity())
+          (!map.isIdentity() ||
+           !linalgOp.getBlock()->getOps<linalg::IndexOp>().empty()))
         return false;
       if (!rows || !spansRows(linalgOp, *rows)) {
         if (!map.isPermutation())

@@ -364,3 +364,35 @@ func.func @matmul_then_transpose(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> t
   } -> tensor<16x4xf32>
   return %t : tensor<16x4xf32>
 }
+
+// -----
+
+// Nor does a consumer that reads the loop indices (a causal mask on
+// attention scores): the contraction epilogue computes no indices.
+// CHECK-LABEL: func.func @matmul_then_mask
+// CHECK:       kiln.dispatch_region
+// CHECK:         linalg.matmul
+// CHECK-NOT:     linalg.index
+// CHECK:         kiln.yield
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    linalg.generic
+// CHECK:           linalg.index 1
+#id2m = affine_map<(d0, d1) -> (d0, d1)>
+func.func @matmul_then_mask(%x: tensor<16x8xf32>, %w: tensor<8x16xf32>) -> tensor<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %minf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %em = tensor.empty() : tensor<16x16xf32>
+  %m = linalg.generic {indexing_maps = [#id2m, #id2m], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<16x16xf32>) outs(%em : tensor<16x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %after = arith.cmpi ugt, %j, %i : index
+    %r = arith.select %after, %minf, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<16x16xf32>
+  return %m : tensor<16x16xf32>
+}

@@ -9,6 +9,12 @@
 // RUN: FileCheck %s --check-prefix=PTX < %t/dump/main_dispatch_0/main_dispatch_0.sm_90.ptx
 // RUN: kiln-compile %S/Inputs/attention_f16.mlir --target=cuda,host -o %t/mixed.vmfb
 // RUN: kiln-dump %t/mixed.vmfb | FileCheck %s --check-prefix=MIXED
+// The same with a causal mask on the scores (Inputs/attention_causal_f16.mlir):
+// one kernel; the 128 query rows of a workgroup need 2 of the 3 key blocks,
+// and keys after a query are -inf.
+// RUN: kiln-compile %S/Inputs/attention_causal_f16.mlir --target=cuda -o %t/causal.vmfb --dump-intermediates=%t/causal
+// RUN: kiln-dump %t/causal.vmfb | FileCheck %s --check-prefix=CAUSAL
+// RUN: FileCheck %s --check-prefix=CAUSAL-LOOP < %t/causal/main_dispatch_0/main_dispatch_0.sm_90.03-distribute.mlir
 
 // CUDA: executables (1):
 // CUDA: export 0: main_dispatch_0 workgroup count 2x1x1, workgroup size 128x1x1, bindings 4, push constants 0, shared memory 36864,
@@ -26,3 +32,8 @@
 // PTX: bar.sync
 
 // MIXED: executables (6):
+
+// CAUSAL: executables (1):
+// CAUSAL-LOOP: scf.for %{{.*}} = %c0{{.*}} to %c2 step
+// CAUSAL-LOOP: arith.cmpi ugt
+// CAUSAL-LOOP: arith.select

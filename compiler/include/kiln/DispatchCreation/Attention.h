@@ -1,14 +1,18 @@
 //===- Attention.h - The attention chain as one unit ------------*- C++ -*-===//
 //
 // Attention written in linalg, softmax(scale * Q K^T) V with the softmax
-// spelled out, is seven ops:
+// spelled out, is seven ops (eight with a causal mask):
 //
-//   S   = Q K^T               (f32 accumulation of f16/bf16 Q [B,M,D], K
-//   [B,N,D]) mx  = max_n S             (filled with -inf) P   = exp((S - mx) *
-//   c)   (the multiply optional; c a constant) l   = sum_n P (filled with 0)
-//   P16 = truncf(P)           (to the element type of Q)
-//   O   = P16 V               (f32 accumulation, V [B,N,D], filled with 0)
-//   out = truncf(O / l)       ([B,M,D], the element type of Q)
+// clang-format off
+//   S   = Q K^T              f32 accumulation of f16/bf16 Q [B,M,D], K [B,N,D]
+//  [S   = n > m ? -inf : S   optional causal mask: linalg.index 2 > index 1]
+//   mx  = max_n S            filled with -inf
+//   P   = exp((S - mx) * c)  the multiply optional; c a constant
+//   l   = sum_n P            filled with 0
+//   P16 = truncf(P)          to the element type of Q
+//   O   = P16 V              f32 accumulation, V [B,N,D], filled with 0
+//   out = truncf(O / l)      [B,M,D], the element type of Q
+// clang-format on
 //
 // Dispatch creation puts the chain in one kernel when every target of the
 // compile has a fused attention kernel (the GPU strategy "attention",
@@ -34,6 +38,8 @@ namespace mlir::kiln {
 
 struct AttentionChain {
   linalg::LinalgOp scores, rowMax, exp, rowSum, truncate, values, normalize;
+  // The causal mask between the scores and their readers; may be null.
+  linalg::LinalgOp causalMask;
   // The fills of the accumulators of scores, rowMax, rowSum and values
   // (one fill may serve several), and on buffers the copies of a filled
   // buffer that initialize one (bufferization copies a fill shared by two
@@ -45,9 +51,13 @@ struct AttentionChain {
   int64_t batch = 0, m = 0, n = 0, d = 0;
   Type elementType; // f16 or bf16
 
-  // The seven ops in program order.
+  // The seven ops (eight with a mask) in program order.
   SmallVector<Operation *> ops() const {
-    return {scores, rowMax, exp, rowSum, truncate, values, normalize};
+    SmallVector<Operation *> all = {scores};
+    if (causalMask)
+      all.push_back(causalMask);
+    all.append({rowMax, exp, rowSum, truncate, values, normalize});
+    return all;
   }
 };
 

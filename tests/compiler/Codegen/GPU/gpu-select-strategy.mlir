@@ -255,3 +255,26 @@ func.func @few_long_rows(%x: tensor<1024x32768xf32>) -> tensor<1024xf32> {
     }
   return %r : tensor<1024xf32>
 }
+
+// -----
+
+// An elementwise kernel over three loops that reads linalg.index (a causal
+// mask over batch x rows x columns) stays scalar per thread: vectorizing it
+// never terminates in kiln-gpu-vectorize today (known bug). The same body
+// over two loops is vectorized (elsewhere in this file: 128-bit chunks).
+// WAVE32-LABEL: func.func @causal_mask_3d
+// WAVE32-SAME: kind = "elementwise"
+// WAVE32-SAME: thread_tile = 1 : i64
+func.func @causal_mask_3d(%a: tensor<2x64x256xf32>) -> tensor<2x64x256xf32> {
+  %e = tensor.empty() : tensor<2x64x256xf32>
+  %minf = arith.constant 0xFF800000 : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : tensor<2x64x256xf32>) outs(%e : tensor<2x64x256xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %c = arith.cmpi ugt, %j, %i : index
+    %s = arith.select %c, %minf, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x64x256xf32>
+  return %r : tensor<2x64x256xf32>
+}

@@ -6,7 +6,9 @@ the chain the tests spell out in linalg, computed in float64 with the
 probabilities rounded to the element type as the program rounds them.
 
   attention_data.py DIR --batch=B --m=M --n=N --d=D --dtype=f16|bf16
-                    [--scale=C] [--seed=S]
+                    [--scale=C] [--seed=S] [--causal]
+
+With --causal, scores of keys after the query (n > m) are -inf.
 
 writes DIR/q.npy, k.npy, v.npy and out.npy (bf16 as npy's '<V2', which
 kiln-run reads as bf16)."""
@@ -47,11 +49,14 @@ def main():
     p.add_argument("--dtype", choices=("f16", "bf16"), required=True)
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--causal", action="store_true")
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
     q, k, v = (rounded(rng.standard_normal((a.batch, rows, a.d)), a.dtype)
                for rows in (a.m, a.n, a.n))
     s = q @ k.transpose(0, 2, 1)
+    if a.causal:
+        s[:, np.arange(a.m)[:, None] < np.arange(a.n)[None, :]] = -np.inf
     # The program's f32 scale constant.
     scale = float(np.float32(a.scale))
     probabilities = np.exp((s - s.max(axis=2, keepdims=True)) * scale)
