@@ -45,16 +45,20 @@ std::optional<unsigned> getNvidiaSmVersion(StringRef chip);
 
 // The fused attention kernel (strategy "attention", kiln-gpu-lower-attention):
 // a workgroup of kAttentionWarps warps computes kAttentionRows query rows
-// of one batch, 16 per warp, streaming K and V in blocks of kAttentionBlock
-// rows. Its shared memory: two stages each of K's and V's blocks (Q's rows
-// pass through K's second stage), rows of head dim `d` padded by 8
-// elements (16-bit elements).
+// of one batch (16 per warp) or twice as many (32 per warp), streaming K and
+// V in blocks of kAttentionBlock rows (or half as many with Q in shared
+// memory). Its shared memory: two stages each of K's and V's blocks (Q's
+// rows pass through the second stages, or stay in a buffer of their own),
+// rows of head dim `d` padded by kAttentionPadding 16-bit elements.
 constexpr int64_t kAttentionRows = 64;
 constexpr int64_t kAttentionWarps = 4;
 constexpr int64_t kAttentionBlock = 64;
 constexpr int64_t kAttentionPadding = 8;
-inline int64_t attentionSharedBytes(int64_t d) {
-  return 4 * kAttentionBlock * (d + kAttentionPadding) * 2;
+// The kernel's shared memory for `blockRows` keys per block, plus
+// `queryRows` rows of Q when Q stays in shared memory (q_in_shared).
+inline int64_t attentionSharedBytes(int64_t d, int64_t blockRows,
+                                    int64_t queryRows = 0) {
+  return (4 * blockRows + queryRows) * (d + kAttentionPadding) * 2;
 }
 
 // A contraction the GPU contraction recipe computes (loop positions of

@@ -310,8 +310,7 @@ static bool selectAttention(Operation *producer, StringRef chip,
   if (!chain || !isFusableAttention(*chain) || !hasMmaSync(chip) ||
       subgroupSize != 32)
     return false;
-  int64_t sharedBytes = attentionSharedBytes(chain->d);
-  if (sharedBytes > maxSharedBytes)
+  if (attentionSharedBytes(chain->d, kAttentionBlock) > maxSharedBytes)
     return false;
   strategy.kind = "attention";
   strategy.root = "attention";
@@ -323,9 +322,9 @@ static bool selectAttention(Operation *producer, StringRef chip,
   // blocks have 32 keys, so that the scores fit the registers too.
   strategy.qInShared = chain->d == 128 && strategy.queryRows > kAttentionRows;
   strategy.kTile = strategy.qInShared ? kAttentionBlock / 2 : kAttentionBlock;
-  int64_t width = chain->d + kAttentionPadding;
   if (strategy.qInShared &&
-      (strategy.queryRows + 4 * strategy.kTile) * width * 2 > maxSharedBytes) {
+      attentionSharedBytes(chain->d, strategy.kTile, strategy.queryRows) >
+          maxSharedBytes) {
     strategy.queryRows = kAttentionRows;
     strategy.qInShared = false;
     strategy.kTile = kAttentionBlock;
