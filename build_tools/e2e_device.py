@@ -13,6 +13,10 @@ compiler is not available (the GPU machines have no LLVM 22).
   build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \\
       --device=hip --pack=carry/e2e [--plugin=...]
 
+pack --only=REGEX takes only the tests whose path matches; --compile-flag=F
+(repeatable) adds F to every compile, e.g. --compile-flag=--cuda-layout-
+fragments to run the matmul tests through the AMD forms' data path.
+
 A test is taken when its RUN lines are `kiln-compile %s ...` followed by
 plain `kiln-run %t.vmfb ...` lines (negative tests with `not`, pipes or
 FileCheck stay on the lit suite). The kiln-run lines are used unchanged but
@@ -131,6 +135,8 @@ def pack(args):
                 continue
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, E2E)
+            if args.only and not re.search(args.only, rel):
+                continue
             parsed = parse_test(path)
             if parsed is None:
                 skipped += 1
@@ -158,7 +164,8 @@ def pack(args):
             cargs = [a for a in compile_args if not a.startswith("--target=")
                      and a not in ("-o", output)]
             cmd = [args.kiln_compile, path, "--target=" + args.targets,
-                   "-o", os.path.join(out, "modules", module)] + cargs
+                   "-o", os.path.join(out, "modules", module)] + cargs + \
+                args.compile_flag
             result = subprocess.run(cmd, capture_output=True, text=True)
             declined = unsupported_targets(path) & set(args.targets.split(","))
             if declined:
@@ -351,6 +358,10 @@ def main():
     p.add_argument("--kiln-compile", required=True)
     p.add_argument("--targets", default="cuda,host")
     p.add_argument("--out", required=True)
+    p.add_argument("--only", default="",
+                   help="pack only the tests whose path matches this regex")
+    p.add_argument("--compile-flag", action="append", default=[],
+                   help="an extra kiln-compile flag for every test")
     r = sub.add_parser("run")
     r.add_argument("--kiln-run", required=True)
     r.add_argument("--device", required=True)

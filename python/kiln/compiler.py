@@ -8,7 +8,7 @@
 Options are kiln-compile's, as keyword arguments (dashes become
 underscores): target ("host", "rocm", "cuda" or a comma-separated list, or a
 list), rocm_chip, cuda_chip (a string or a list), rocm_device_libs,
-rocm_matrix_cores (bool), gpu_opt_level, host_cpu, host_features,
+rocm_matrix_cores (bool), cuda_layout_fragments (bool), gpu_opt_level, host_cpu, host_features,
 host_opt_level, module_name, dump_intermediates, parameters (a
 safetensors archive of the kiln.parameter arguments). A bad option raises
 ValueError; a program the compiler refuses raises CompileError, whose
@@ -42,7 +42,7 @@ def _format(d):
 
 
 _FLAGS = ("target", "rocm_chip", "cuda_chip", "rocm_device_libs",
-          "rocm_matrix_cores", "gpu_opt_level", "host_cpu", "host_features",
+          "rocm_matrix_cores", "cuda_layout_fragments", "gpu_opt_level", "host_cpu", "host_features",
           "host_opt_level", "module_name", "dump_intermediates", "parameters")
 
 

@@ -68,8 +68,16 @@ static cl::opt<std::string> rocmDeviceLibs(
     cl::value_desc("DIR"), cl::cat(kilnCategory));
 static cl::opt<bool> rocmMatrixCores(
     "rocm-matrix-cores",
-    cl::desc("Use MFMA (gfx90a/942/950) and WMMA (gfx11) for f16 matmuls. "
-             "Experimental: verified at the ISA level only"),
+    cl::desc("Use MFMA (gfx90a/942/950) and WMMA (gfx11/12) for f16 and "
+             "bf16 contractions (default: true; =false for the SIMT "
+             "strategies)"),
+    cl::init(true), cl::cat(kilnCategory));
+static cl::opt<bool> cudaLayoutFragments(
+    "cuda-layout-fragments",
+    cl::desc("Read mma.sync fragments of contractions from one padded shared "
+             "stage by the layout table, as the AMD matrix-core forms do, "
+             "instead of cp.async stages and ldmatrix (tests the AMD data "
+             "path on NVIDIA GPUs; slower)"),
     cl::init(false), cl::cat(kilnCategory));
 static cl::opt<unsigned> gpuOptLevel(
     "gpu-opt-level",
@@ -126,6 +134,8 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
   add(cudaChipList, "cuda-chip", cudaChipList);
   add(rocmDeviceLibs, "rocm-device-libs", rocmDeviceLibs);
   add(rocmMatrixCores, "rocm-matrix-cores", rocmMatrixCores ? "1" : "0");
+  add(cudaLayoutFragments, "cuda-layout-fragments",
+      cudaLayoutFragments ? "1" : "0");
   add(gpuOptLevel, "gpu-opt-level", std::to_string(gpuOptLevel));
   add(hostCpu, "host-cpu", hostCpu);
   add(hostFeatures, "host-features", hostFeatures);

@@ -13,7 +13,6 @@
 
 #include "CodegenUtils.h"
 
-#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -1003,129 +1002,6 @@ static FailureOr<Operation *> distributeOp(RewriterBase &rewriter,
   return forall.getOperation();
 }
 
-// Checks that `op`'s workgroup tile fits `intrinsic` (16x16 output tile, K a
-// multiple of 16, f16 inputs, f32 accumulator, one subgroup of threads);
-// returns whether it is a WMMA intrinsic.
-static FailureOr<bool> checkMatrixCoreTile(linalg::LinalgOp op,
-                                           StringRef intrinsic,
-                                           int64_t workgroupSize) {
-  bool wmma = intrinsic == "wmma_f32_16x16x16_f16";
-  if (!wmma && intrinsic != "mfma_f32_16x16x16_f16")
-    return op.emitError() << "unknown matrix-core intrinsic '" << intrinsic
-                          << "' (expected mfma_f32_16x16x16_f16 or "
-                             "wmma_f32_16x16x16_f16)";
-  auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
-  auto bType = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
-  auto cType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-  bool fits = aType && bType && cType && aType.hasStaticShape() &&
-              bType.hasStaticShape() && cType.hasStaticShape() &&
-              cType.getShape() == ArrayRef<int64_t>{16, 16} &&
-              aType.getDimSize(0) == 16 && aType.getDimSize(1) % 16 == 0 &&
-              bType.getDimSize(1) == 16 && aType.getElementType().isF16() &&
-              bType.getElementType().isF16() && cType.getElementType().isF32();
-  if (!fits)
-    return op.emitError() << "workgroup tile does not fit " << intrinsic
-                          << ": expected 16xK f16 * Kx16 f16 -> 16x16 f32 "
-                             "with K a multiple of 16";
-  if (workgroupSize != (wmma ? 32 : 64))
-    return op.emitError() << intrinsic << " needs a workgroup of "
-                          << (wmma ? 32 : 64) << " threads, got "
-                          << workgroupSize;
-  return wmma;
-}
-
-// Matrix-core matmul: the workgroup is one subgroup computing one 16x16
-// tile of C = A * B (A: 16xK f16, B: Kx16 f16, C: 16x16 f32, row-major)
-// with one matrix instruction per 16 steps of K. Each lane holds a fragment
-// of A, B and the accumulator in the layout the instruction defines, with
-// lane = 16 * group + column:
-//  - MFMA v_mfma_f32_16x16x16f16 (wave64): A[column][4 * group + i],
-//    B[4 * group + i][column], C[4 * group + i][column], i < 4;
-//  - WMMA v_wmma_f32_16x16x16_f16 (gfx11, wave32): A[column][i],
-//    B[i][column] (i < 16; lanes 16-31 repeat lanes 0-15), and
-//    C[2 * i + group][column], i < 8.
-// The accumulator starts from C (the op's init) and is stored back to it.
-static Operation *emitMatrixCoreMatmul(RewriterBase &rewriter,
-                                       linalg::MatmulOp op, bool wmma) {
-  Location loc = op.getLoc();
-  OpBuilder &b = rewriter;
-  b.setInsertionPoint(op);
-  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1];
-  Value c = op.getDpsInits()[0];
-  int64_t k = cast<MemRefType>(a.getType()).getDimSize(1);
-  Type inType = cast<MemRefType>(a.getType()).getElementType();
-  Type accType = cast<MemRefType>(c.getType()).getElementType();
-  int64_t inCount = wmma ? 16 : 4, accCount = wmma ? 8 : 4;
-  auto inVector = VectorType::get({inCount}, inType);
-  auto accVector = VectorType::get({accCount}, accType);
-
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value column = arith::RemUIOp::create(b, loc, lane, index(16));
-  Value group = arith::DivUIOp::create(b, loc, lane, index(16));
-  // Row of C held in accumulator element i.
-  auto accRow = [&](OpBuilder &ob, int64_t i) -> Value {
-    AffineExpr g = getAffineDimExpr(0, ob.getContext());
-    AffineExpr row = wmma ? g + 2 * i : g * 4 + i;
-    return affine::AffineApplyOp::create(ob, loc, AffineMap::get(1, 0, row),
-                                         ValueRange{group});
-  };
-
-  SmallVector<Value> init;
-  for (int64_t i = 0; i < accCount; ++i)
-    init.push_back(
-        memref::LoadOp::create(b, loc, c, ValueRange{accRow(b, i), column}));
-  Value acc = vector::FromElementsOp::create(b, loc, accVector, init);
-
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), index(k), index(16), ValueRange{acc},
-      [&](OpBuilder &lb, Location loc, Value k0, ValueRange iterArgs) {
-        // First K index of this lane's fragments.
-        Value kBase = k0;
-        if (!wmma) {
-          AffineExpr d0, d1;
-          bindDims(lb.getContext(), d0, d1);
-          kBase = affine::AffineApplyOp::create(
-              lb, loc, AffineMap::get(2, 0, d0 + d1 * 4),
-              ValueRange{k0, group});
-        }
-        SmallVector<Value> aElems, bElems;
-        for (int64_t i = 0; i < inCount; ++i) {
-          Value kk = affine::AffineApplyOp::create(
-              lb, loc,
-              AffineMap::get(1, 0, getAffineDimExpr(0, lb.getContext()) + i),
-              ValueRange{kBase});
-          aElems.push_back(
-              memref::LoadOp::create(lb, loc, a, ValueRange{column, kk}));
-          bElems.push_back(
-              memref::LoadOp::create(lb, loc, bMat, ValueRange{kk, column}));
-        }
-        Value aFrag = vector::FromElementsOp::create(lb, loc, inVector, aElems);
-        Value bFrag = vector::FromElementsOp::create(lb, loc, inVector, bElems);
-        Value next;
-        if (wmma)
-          next = amdgpu::WMMAOp::create(lb, loc, accVector, 16, 16, 16, aFrag,
-                                        bFrag, iterArgs.front());
-        else
-          next = amdgpu::MFMAOp::create(lb, loc, accVector, 16, 16, 16,
-                                        /*blocks=*/1, aFrag, bFrag,
-                                        iterArgs.front());
-        scf::YieldOp::create(lb, loc, next);
-      });
-
-  Operation *last = nullptr;
-  for (int64_t i = 0; i < accCount; ++i) {
-    Value v = vector::ExtractOp::create(b, loc, loop.getResult(0),
-                                        ArrayRef<int64_t>{i});
-    last =
-        memref::StoreOp::create(b, loc, v, c, ValueRange{accRow(b, i), column});
-  }
-  rewriter.eraseOp(op);
-  return last;
-}
-
 struct GPUDistributeToThreadsPass
     : public kiln::impl::GPUDistributeToThreadsPassBase<
           GPUDistributeToThreadsPass> {
@@ -1182,15 +1058,6 @@ struct GPUDistributeToThreadsPass
         op.emitError() << "expected a bufferized op; run kiln-gpu-bufferize "
                           "first";
         return signalPassFailure();
-      }
-      if (intrinsicAttr && isa<linalg::MatmulOp>(op)) {
-        FailureOr<bool> wmma =
-            checkMatrixCoreTile(op, intrinsicAttr.getValue(), workgroupSize);
-        if (failed(wmma))
-          return signalPassFailure();
-        distributed.push_back(emitMatrixCoreMatmul(
-            rewriter, cast<linalg::MatmulOp>(op.getOperation()), *wmma));
-        continue;
       }
       Operation *combiner = workgroupReduction ? getInnermostReductionCombiner(op) : nullptr;
       std::optional<int64_t> reduced = staticReductionSize(op);

@@ -63,6 +63,11 @@ struct ContractionConfig {
   // (cp.async forms): slices k+1 .. k+depth-1 stream in while slice k is
   // multiplied.
   int64_t pipelineDepth = 2;
+  // The NVIDIA form: cp.async stages into swizzled buffers, fragments read
+  // with ldmatrix. Otherwise (AMD, or mma.sync with `fragments = "layout"`)
+  // one padded stage filled through registers, fragments read by the
+  // layout table.
+  bool ldmatrix = false;
 };
 
 // What the recipe replaces: C (+)= A * B (one workgroup's batch of a
@@ -440,7 +445,7 @@ LogicalResult ContractionEmitter::emitMatrix() {
   // On NVIDIA (cp.async) each buffer has pipelineDepth stages: the next
   // slices stream into them while slice k is multiplied, and the buffers
   // are swizzled instead of padded.
-  bool asyncCopies = usesLdMatrix(*config.intrinsic);
+  bool asyncCopies = config.ldmatrix;
   swizzle = asyncCopies;
   SmallVector<int64_t> stages;
   if (asyncCopies)
@@ -507,9 +512,13 @@ LogicalResult ContractionEmitter::emitMatrix() {
 
   AffineMap layoutA = getFragmentLayoutA(*config.intrinsic, context);
   AffineMap layoutB = getFragmentLayoutB(*config.intrinsic, context);
-  int64_t contiguous = getContiguousAElements(*config.intrinsic);
+  // A lane's runs of consecutive K elements of A, read with vector loads of
+  // at most 16 bytes (shared rows are 16-byte aligned).
+  int64_t contiguous =
+      std::min(getContiguousAElements(*config.intrinsic),
+               kCopyBits / int64_t(inType.getIntOrFloatBitWidth()));
   // One K slice from shared memory into the accumulators.
-  bool ldmatrix = usesLdMatrix(*config.intrinsic);
+  bool ldmatrix = config.ldmatrix;
   // Shared-memory indices of (row, col) in `stage` (null: one stage).
   auto at = [](Value stage, Value row, Value col) -> SmallVector<Value> {
     if (stage)
@@ -1002,6 +1011,13 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   config.subgroupsM = grid[0];
   config.subgroupsN = grid[1];
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*intrinsic);
+  // `fragments = "layout"` reads mma.sync fragments by the layout table
+  // instead of ldmatrix: the data path of the AMD forms, on NVIDIA GPUs.
+  auto fragments = strategy.getAs<StringAttr>("fragments");
+  if (fragments && fragments.getValue() != "layout")
+    return func.emitError() << "contraction strategy: fragments = " << fragments
+                            << " (expected \"layout\")";
+  config.ldmatrix = usesLdMatrix(*intrinsic) && !fragments;
   // Copies are 16-byte chunks spread evenly over the threads; swizzled
   // buffers (cp.async forms) need a power-of-two number of chunks per row.
   int64_t perChunk =
@@ -1010,24 +1026,20 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   auto copiesFit = [&](int64_t rows, int64_t cols) {
     return cols % perChunk == 0 &&
            (rows * cols / perChunk) % config.workgroupSize == 0 &&
-           (!usesLdMatrix(*intrinsic) ||
-            llvm::isPowerOf2_64(uint64_t(cols / perChunk)));
+           (!config.ldmatrix || llvm::isPowerOf2_64(uint64_t(cols / perChunk)));
   };
-  if (usesLdMatrix(*intrinsic) &&
-      (config.pipelineDepth < 2 || config.pipelineDepth > 8))
+  if (config.ldmatrix && (config.pipelineDepth < 2 || config.pipelineDepth > 8))
     return func.emitError() << "contraction strategy: pipeline_depth "
                             << config.pipelineDepth
                             << " is outside 2..8";
-  if (config.workgroupSize <= 0 ||
-      !copiesFit(config.tileM, config.tileK) ||
+  if (config.workgroupSize <= 0 || !copiesFit(config.tileM, config.tileK) ||
       !copiesFit(config.tileK, config.tileN) ||
       config.subgroupsM * config.subgroupsN * info.subgroupSize !=
           config.workgroupSize ||
       config.tileM % (config.subgroupsM * info.m) != 0 ||
       config.tileN % (config.subgroupsN * info.n) != 0 ||
       config.tileK % info.k != 0 ||
-      (usesLdMatrix(*intrinsic) &&
-       (config.tileN / config.subgroupsN / info.n) % 2 != 0))
+      (config.ldmatrix && (config.tileN / config.subgroupsN / info.n) % 2 != 0))
     return func.emitError()
            << "contraction strategy: workgroup tile " << config.tileM << "x"
            << config.tileN << "x" << config.tileK << " with subgroup grid "
@@ -1054,7 +1066,7 @@ static LogicalResult checkOperands(const ContractionConfig &config,
   // partial tiles (M or N below the tile, possibly dynamic; K a multiple of
   // the 16-byte chunk, rows of whole chunks), which it masks.
   size_t batch = dims.batch.size();
-  bool masked = config.intrinsic && usesLdMatrix(*config.intrinsic);
+  bool masked = config.ldmatrix;
   int64_t chunk = kCopyBits / in.getIntOrFloatBitWidth();
   auto shaped = [&](MemRefType type, bool copied) {
     if (!type || type.getRank() != int64_t(batch) + 2 ||

@@ -85,6 +85,7 @@ static void buildTileStage(OpPassManager &pm,
   strategy.maxWorkgroupSize = options.maxWorkgroupSize;
   strategy.chip = options.chip;
   strategy.matrixCores = options.matrixCores;
+  strategy.layoutFragments = options.layoutFragments;
   strategy.maxSharedMemoryBytes = options.maxSharedMemoryBytes;
   f.addPass(createGPUSelectStrategyPass(strategy));
   f.addPass(createGPUTileToWorkgroupsPass());

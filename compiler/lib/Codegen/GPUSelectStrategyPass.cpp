@@ -10,6 +10,7 @@
 #include "kiln/Codegen/Passes.h"
 
 #include "CodegenUtils.h"
+#include "MatrixIntrinsics.h"
 #include "kiln/DispatchCreation/Attention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +57,9 @@ struct GPUStrategy {
   // Shared-memory stages of the K loop (cp.async forms); 0: not pipelined
   // through shared stages.
   int64_t pipelineDepth = 0;
+  // mma.sync "contraction" kernels whose fragments are read by the layout
+  // table instead of ldmatrix (`fragments = "layout"`).
+  bool layoutFragments = false;
   // SIMT "contraction" kernels (f32): outputs per thread along M and N.
   SmallVector<int64_t> simtTile;
   // "attention" kernels: query rows per workgroup, and whether Q's
@@ -99,7 +103,9 @@ static bool hasMmaSync(StringRef chip) {
 // The contraction recipe for a root that matchRecipeContraction accepts
 // (matmul, batch_matmul, B transposed) with an f32 accumulator: f16 or bf16
 // inputs on a chip with mma.sync get 128x128 tiles of 4 warps when there
-// are enough of them to fill the GPU, else 64x64 tiles; f32 inputs (any
+// are enough of them to fill the GPU, else 64x64 tiles; on an AMD chip
+// with matrix cores (MFMA, WMMA; getAMDMatrixIntrinsic) the same, or 32x32
+// tiles of one subgroup when 64 does not divide M or N; f32 inputs (any
 // GPU, B not transposed) the SIMT form with the same tile sizes. Each batch
 // is its own workgroups. M, N and K must be multiples of the tiles, except
 // for the cp.async form, which masks partial tiles when K and N are
@@ -108,8 +114,8 @@ static bool hasMmaSync(StringRef chip) {
 // M x N space.
 static bool selectContraction(Operation *root, Operation *producer,
                               StringRef chip, int64_t subgroupSize,
-                              bool matrixCores, int64_t maxSharedBytes,
-                              GPUStrategy &strategy) {
+                              bool matrixCores, bool layoutFragments,
+                              int64_t maxSharedBytes, GPUStrategy &strategy) {
   std::optional<RecipeContraction> contraction = matchRecipeContraction(root);
   if (!contraction)
     return false;
@@ -153,14 +159,17 @@ static bool selectContraction(Operation *root, Operation *producer,
     static const ContractionTiling kSimt[] = {{128, 128, 16, 8, 8},
                                               {64, 64, 16, 4, 4}};
     tilings = kSimt;
-  } else if (a.isF16() && matrixCores && subgroupSize == 64 &&
-             (chip == "gfx90a" || chip == "gfx942" || chip == "gfx950")) {
-    // AMD CDNA with matrix cores on (--rocm-matrix-cores): MFMA, 2x2 waves.
-    static const ContractionTiling kMfma[] = {{128, 128, 32, 2, 2},
-                                              {64, 64, 32, 2, 2}};
-    tilings = kMfma;
-    intrinsic = "mfma_f32_16x16x16_f16";
-    lanes = 64;
+  } else if (std::optional<MatrixIntrinsic> amd =
+                 matrixCores ? getAMDMatrixIntrinsic(chip, subgroupSize, a)
+                             : std::nullopt) {
+    // AMD matrix cores (MFMA on CDNA, WMMA on RDNA 3/4): 2x2 subgroups of
+    // 64x64 or 32x32, or one subgroup of 32x32 for small shapes; one LDS
+    // stage with padded rows.
+    static const ContractionTiling kAmd[] = {
+        {128, 128, 32, 2, 2}, {64, 64, 32, 2, 2}, {32, 32, 32, 1, 1}};
+    tilings = kAmd;
+    intrinsic = getMatrixIntrinsicInfo(*amd).name.str();
+    lanes = subgroupSize;
   } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
              subgroupSize == 32) {
     // NVIDIA: mma.sync, 2x2 warps (each 64x64 of a 128x128 tile, or 32x32
@@ -174,7 +183,13 @@ static bool selectContraction(Operation *root, Operation *producer,
     static const ContractionTiling kMmaSync[] = {{128, 128, 32, 2, 2, 4},
                                                  {128, 128, 32, 2, 2, 3},
                                                  {64, 64, 32, 2, 2, 3}};
-    tilings = kMmaSync;
+    // With layout fragments: the AMD forms' data path (one padded stage,
+    // fragments read by the layout table), to test it on NVIDIA GPUs.
+    static const ContractionTiling kLayout[] = {{128, 128, 32, 2, 2},
+                                                {64, 64, 32, 2, 2}};
+    tilings = layoutFragments ? ArrayRef<ContractionTiling>(kLayout)
+                              : ArrayRef<ContractionTiling>(kMmaSync);
+    strategy.layoutFragments = layoutFragments;
     intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
                           : "mma_sync_f32_16x8x16_bf16";
     lanes = 32;
@@ -186,7 +201,9 @@ static bool selectContraction(Operation *root, Operation *producer,
   // 16-byte copies need rows of whole 16-byte chunks, and its paired stores
   // whole pairs: K and N multiples of 8 elements.
   int64_t chunk = 128 / a.getIntOrFloatBitWidth();
-  bool edges = lanes == 32 && k % chunk == 0 && n % chunk == 0;
+  std::optional<MatrixIntrinsic> kind = symbolizeMatrixIntrinsic(intrinsic);
+  bool edges = kind && usesLdMatrix(*kind) && !layoutFragments &&
+               k % chunk == 0 && n % chunk == 0;
   for (const ContractionTiling &tiling : tilings) {
     bool divides =
         m % tiling.tileM == 0 && n % tiling.tileN == 0 && k % tiling.tileK == 0;
@@ -229,33 +246,6 @@ static bool selectContraction(Operation *root, Operation *producer,
     return true;
   }
   return false;
-}
-
-// The AMD matrix-core instruction for a 16x16x16 f16 matmul on `chip`, if
-// it has one: MFMA on CDNA 2/3/4 (wave64), WMMA on RDNA 3 (wave32).
-static StringRef getMatrixCoreIntrinsic(StringRef chip, int64_t subgroupSize) {
-  if ((chip == "gfx90a" || chip == "gfx942" || chip == "gfx950") &&
-      subgroupSize == 64)
-    return "mfma_f32_16x16x16_f16";
-  if (chip.starts_with("gfx11") && subgroupSize == 32)
-    return "wmma_f32_16x16x16_f16";
-  return "";
-}
-
-// Whether `root`, producing the result, is a matmul the 16x16x16 matrix
-// instructions compute exactly: f16 x f16 -> f32, every size a multiple
-// of 16.
-static bool fitsMatrixCore(Operation *root, Operation *producer) {
-  auto matmul = dyn_cast_or_null<linalg::MatmulOp>(root);
-  if (!matmul || root != producer || matmul.hasUserDefinedMaps())
-    return false;
-  std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(root);
-  if (!sizes || llvm::any_of(*sizes, [](int64_t s) { return s % 16 != 0; }))
-    return false;
-  auto elementType = [&](Value v) { return getElementTypeOrSelf(v.getType()); };
-  return elementType(matmul.getDpsInputs()[0]).isF16() &&
-         elementType(matmul.getDpsInputs()[1]).isF16() &&
-         elementType(matmul.getDpsInits()[0]).isF32();
 }
 
 static int64_t elementBits(Operation *op) {
@@ -339,7 +329,8 @@ static bool selectAttention(Operation *producer, StringRef chip,
 
 static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
                                   int64_t maxWorkgroupSize, StringRef chip,
-                                  bool matrixCores, int64_t maxSharedBytes) {
+                                  bool matrixCores, bool layoutFragments,
+                                  int64_t maxSharedBytes) {
   GPUStrategy strategy;
   strategy.workgroupSize =
       std::max<int64_t>(1, std::min(kSubgroupsPerWorkgroup * subgroupSize,
@@ -363,23 +354,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   if (selectAttention(producer, chip, subgroupSize, maxSharedBytes, strategy))
     return strategy;
   if (selectContraction(root, producer, chip, subgroupSize, matrixCores,
-                        maxSharedBytes, strategy))
+                        layoutFragments, maxSharedBytes, strategy))
     return strategy;
-
-  // Matmuls on matrix cores: one subgroup per 16x16 output tile.
-  StringRef intrinsic =
-      matrixCores ? getMatrixCoreIntrinsic(chip, subgroupSize) : StringRef();
-  if (strategy.kind == "matmul" && !intrinsic.empty() &&
-      fitsMatrixCore(root, producer)) {
-    strategy.intrinsic = intrinsic.str();
-    strategy.reduction = "thread";
-    strategy.workgroupSize = subgroupSize;
-    strategy.workgroupTile = {16, 16, 0};
-    strategy.workgroupCount = ((*sizes)[0] / 16) * ((*sizes)[1] / 16);
-    if ((*sizes)[0] == 16 && (*sizes)[1] == 16)
-      strategy.workgroupTile.clear();
-    return strategy;
-  }
 
   // Reductions over the innermost loops with enough elements per output to
   // keep a workgroup busy: one workgroup per output row, all its threads
@@ -562,9 +538,9 @@ struct GPUSelectStrategyPass
                        << ", max workgroup size " << maxWorkgroupSize;
       return signalPassFailure();
     }
-    GPUStrategy strategy = selectStrategy(func, subgroupSize, maxWorkgroupSize,
-                                          chip, matrixCores,
-                                          maxSharedMemoryBytes);
+    GPUStrategy strategy =
+        selectStrategy(func, subgroupSize, maxWorkgroupSize, chip, matrixCores,
+                       layoutFragments, maxSharedMemoryBytes);
 
     Builder b(func.getContext());
     SmallVector<NamedAttribute> entries = {
@@ -604,6 +580,8 @@ struct GPUSelectStrategyPass
     if (strategy.pipelineDepth > 0)
       entries.push_back(b.getNamedAttr(
           "pipeline_depth", b.getI64IntegerAttr(strategy.pipelineDepth)));
+    if (strategy.kind == "contraction" && strategy.layoutFragments)
+      entries.push_back(b.getNamedAttr("fragments", b.getStringAttr("layout")));
 
     func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));
   }

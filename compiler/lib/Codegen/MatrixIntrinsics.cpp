@@ -7,8 +7,17 @@
 //    2t + h + 8 * (r / 2); B register r holds rows 2t + h + 8r of column
 //    groupID; the f32 accumulators c0..c3 hold row groupID (c0, c1) or
 //    groupID + 8 (c2, c3), column 2t + (i % 2).
-//  - v_mfma_f32_16x16x16f16 (AMD matrix instruction calculator): lane
-//    l = 16 * g + j holds A[j][4g + i], B[4g + i][j], C[4g + i][j], i < 4.
+//  - v_mfma_f32_16x16x{16,32}_{f16,bf16} (AMD CDNA ISA, matrix instruction
+//    calculator): with e elements per lane (4 for K = 16, 8 for K = 32),
+//    lane l = 16 * g + j holds A[j][e * g + i], B[e * g + i][j] (i < e) and
+//    C[4 * g + i][j] (i < 4).
+//  - v_wmma_f32_16x16x16_{f16,bf16} on RDNA 3 (gfx11, wave32; AMD's RDNA 3
+//    WMMA guide): lane l holds row l % 16 of A and column l % 16 of B, all
+//    16 K elements (lanes 16-31 repeat lanes 0-15), and C[2 * i + l / 16]
+//    [l % 16], i < 8.
+//  - the same instructions on RDNA 4 (gfx12; RDNA 4 ISA): lanes 0-15 hold
+//    K 0-7 and lanes 16-31 K 8-15 of row l % 16 of A and column l % 16 of
+//    B; C[8 * (l / 16) + i][l % 16], i < 8.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,18 +33,61 @@ namespace mlir::kiln {
 
 namespace {
 
+using MI = MatrixIntrinsic;
+
+// clang-format off
 const MatrixIntrinsicInfo kIntrinsics[] = {
-    {MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16, "mma_sync_f32_16x8x16_f16", 16,
-     8, 16, 32, 8, 4, 4},
-    {MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16, "mma_sync_f32_16x8x16_bf16",
-     16, 8, 16, 32, 8, 4, 4},
-    {MatrixIntrinsic::MFMA_F32_16x16x16_F16, "mfma_f32_16x16x16_f16", 16, 16,
-     16, 64, 4, 4, 4},
+    // kind                           name                            m   n   k   lanes A  B  C  replication
+    {MI::MMA_SYNC_F32_16x8x16_F16,    "mma_sync_f32_16x8x16_f16",     16, 8,  16, 32, 8, 4, 4, 1},
+    {MI::MMA_SYNC_F32_16x8x16_BF16,   "mma_sync_f32_16x8x16_bf16",    16, 8,  16, 32, 8, 4, 4, 1},
+    {MI::MFMA_F32_16x16x16_F16,       "mfma_f32_16x16x16_f16",        16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_F32_16x16x16_BF16,      "mfma_f32_16x16x16_bf16",       16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_F32_16x16x32_F16,       "mfma_f32_16x16x32_f16",        16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::MFMA_F32_16x16x32_BF16,      "mfma_f32_16x16x32_bf16",       16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::WMMA_GFX11_F32_16x16x16_F16, "wmma_gfx11_f32_16x16x16_f16",  16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX11_F32_16x16x16_BF16,"wmma_gfx11_f32_16x16x16_bf16", 16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX12_F32_16x16x16_F16, "wmma_gfx12_f32_16x16x16_f16",  16, 16, 16, 32, 8, 8, 8, 1},
+    {MI::WMMA_GFX12_F32_16x16x16_BF16,"wmma_gfx12_f32_16x16x16_bf16", 16, 16, 16, 32, 8, 8, 8, 1},
 };
+// clang-format on
+
+enum class Family { MmaSync, Mfma, WmmaGfx11, WmmaGfx12 };
+
+Family getFamily(MatrixIntrinsic kind) {
+  switch (kind) {
+  case MI::MMA_SYNC_F32_16x8x16_F16:
+  case MI::MMA_SYNC_F32_16x8x16_BF16:
+    return Family::MmaSync;
+  case MI::MFMA_F32_16x16x16_F16:
+  case MI::MFMA_F32_16x16x16_BF16:
+  case MI::MFMA_F32_16x16x32_F16:
+  case MI::MFMA_F32_16x16x32_BF16:
+    return Family::Mfma;
+  case MI::WMMA_GFX11_F32_16x16x16_F16:
+  case MI::WMMA_GFX11_F32_16x16x16_BF16:
+    return Family::WmmaGfx11;
+  case MI::WMMA_GFX12_F32_16x16x16_F16:
+  case MI::WMMA_GFX12_F32_16x16x16_BF16:
+    return Family::WmmaGfx12;
+  }
+  llvm_unreachable("unknown matrix intrinsic");
+}
 
 bool isMmaSync(MatrixIntrinsic kind) {
-  return kind == MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16 ||
-         kind == MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16;
+  return getFamily(kind) == Family::MmaSync;
+}
+
+bool hasBF16Inputs(MatrixIntrinsic kind) {
+  switch (kind) {
+  case MI::MMA_SYNC_F32_16x8x16_BF16:
+  case MI::MFMA_F32_16x16x16_BF16:
+  case MI::MFMA_F32_16x16x32_BF16:
+  case MI::WMMA_GFX11_F32_16x16x16_BF16:
+  case MI::WMMA_GFX12_F32_16x16x16_BF16:
+    return true;
+  default:
+    return false;
+  }
 }
 
 } // namespace
@@ -54,51 +106,103 @@ const MatrixIntrinsicInfo &getMatrixIntrinsicInfo(MatrixIntrinsic kind) {
   llvm_unreachable("every MatrixIntrinsic is in the table");
 }
 
-AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context) {
+// A and B share one form on the AMD instructions: (lane, e) -> (row of A or
+// column of B, k).
+static AffineMap getAMDOperandLayout(MatrixIntrinsic kind,
+                                     MLIRContext *context) {
   AffineExpr lane, e;
   bindDims(context, lane, e);
-  if (isMmaSync(kind)) {
-    AffineExpr r = e.floorDiv(2), h = e % 2;
-    return AffineMap::get(2, 0,
-                          {lane.floorDiv(4) + (r % 2) * 8,
-                           (lane % 4) * 2 + h + r.floorDiv(2) * 8},
-                          context);
+  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(kind);
+  switch (getFamily(kind)) {
+  case Family::Mfma:
+  case Family::WmmaGfx12:
+    return AffineMap::get(
+        2, 0, {lane % 16, lane.floorDiv(16) * info.aCount + e}, context);
+  case Family::WmmaGfx11:
+    return AffineMap::get(2, 0, {lane % 16, e}, context);
+  case Family::MmaSync:
+    break;
   }
-  return AffineMap::get(2, 0, {lane % 16, lane.floorDiv(16) * 4 + e}, context);
+  llvm_unreachable("not an AMD intrinsic");
+}
+
+AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context) {
+  if (!isMmaSync(kind))
+    return getAMDOperandLayout(kind, context);
+  AffineExpr lane, e;
+  bindDims(context, lane, e);
+  AffineExpr r = e.floorDiv(2), h = e % 2;
+  return AffineMap::get(
+      2, 0,
+      {lane.floorDiv(4) + (r % 2) * 8, (lane % 4) * 2 + h + r.floorDiv(2) * 8},
+      context);
 }
 
 AffineMap getFragmentLayoutB(MatrixIntrinsic kind, MLIRContext *context) {
+  if (!isMmaSync(kind))
+    return getAMDOperandLayout(kind, context);
   AffineExpr lane, e;
   bindDims(context, lane, e);
-  if (isMmaSync(kind)) {
-    AffineExpr r = e.floorDiv(2), h = e % 2;
-    return AffineMap::get(2, 0,
-                          {lane.floorDiv(4), (lane % 4) * 2 + h + r * 8},
-                          context);
-  }
-  return AffineMap::get(2, 0, {lane % 16, lane.floorDiv(16) * 4 + e}, context);
+  AffineExpr r = e.floorDiv(2), h = e % 2;
+  return AffineMap::get(2, 0, {lane.floorDiv(4), (lane % 4) * 2 + h + r * 8},
+                        context);
 }
 
 AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context) {
   AffineExpr lane, e;
   bindDims(context, lane, e);
-  if (isMmaSync(kind))
+  switch (getFamily(kind)) {
+  case Family::MmaSync:
     return AffineMap::get(
         2, 0, {lane.floorDiv(4) + e.floorDiv(2) * 8, (lane % 4) * 2 + e % 2},
         context);
-  return AffineMap::get(2, 0, {lane.floorDiv(16) * 4 + e, lane % 16}, context);
+  case Family::Mfma:
+    return AffineMap::get(2, 0, {lane.floorDiv(16) * 4 + e, lane % 16},
+                          context);
+  case Family::WmmaGfx11:
+    return AffineMap::get(2, 0, {e * 2 + lane.floorDiv(16), lane % 16},
+                          context);
+  case Family::WmmaGfx12:
+    return AffineMap::get(2, 0, {lane.floorDiv(16) * 8 + e, lane % 16},
+                          context);
+  }
+  llvm_unreachable("unknown matrix intrinsic");
 }
 
 bool usesLdMatrix(MatrixIntrinsic kind) { return isMmaSync(kind); }
 
 int64_t getContiguousAElements(MatrixIntrinsic kind) {
-  return isMmaSync(kind) ? 2 : 4;
+  // mma.sync: register pairs; AMD: a lane's whole fragment is one run of K.
+  return isMmaSync(kind) ? 2 : getMatrixIntrinsicInfo(kind).aCount;
 }
 
 Type getMatrixInputType(MatrixIntrinsic kind, MLIRContext *context) {
-  if (kind == MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16)
+  if (hasBF16Inputs(kind))
     return BFloat16Type::get(context);
   return Float16Type::get(context);
+}
+
+std::optional<MatrixIntrinsic>
+getAMDMatrixIntrinsic(StringRef chip, int64_t subgroupSize, Type inputType) {
+  bool f16 = inputType.isF16(), bf16 = inputType.isBF16();
+  if (!f16 && !bf16)
+    return std::nullopt;
+  if (subgroupSize == 64) {
+    if (chip == "gfx950")
+      return f16 ? MI::MFMA_F32_16x16x32_F16 : MI::MFMA_F32_16x16x32_BF16;
+    if (chip == "gfx90a" || chip == "gfx942")
+      return f16 ? MI::MFMA_F32_16x16x16_F16 : MI::MFMA_F32_16x16x16_BF16;
+    return std::nullopt;
+  }
+  if (subgroupSize == 32) {
+    if (chip.starts_with("gfx11"))
+      return f16 ? MI::WMMA_GFX11_F32_16x16x16_F16
+                 : MI::WMMA_GFX11_F32_16x16x16_BF16;
+    if (chip.starts_with("gfx12"))
+      return f16 ? MI::WMMA_GFX12_F32_16x16x16_F16
+                 : MI::WMMA_GFX12_F32_16x16x16_BF16;
+  }
+  return std::nullopt;
 }
 
 Value createMatrixInstruction(OpBuilder &b, Location loc,
@@ -106,13 +210,21 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
                               Value c) {
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(kind);
   auto accType = cast<VectorType>(c.getType());
-  if (kind == MatrixIntrinsic::MFMA_F32_16x16x16_F16)
+  switch (getFamily(kind)) {
+  case Family::Mfma:
     return amdgpu::MFMAOp::create(b, loc, accType, info.m, info.n, info.k,
                                   /*blocks=*/1, a, bValue, c);
+  case Family::WmmaGfx11:
+  case Family::WmmaGfx12:
+    return amdgpu::WMMAOp::create(b, loc, accType, info.m, info.n, info.k, a,
+                                  bValue, c);
+  case Family::MmaSync:
+    break;
+  }
 
   // nvvm.mma.sync takes 32-bit registers: pairs of 16-bit elements (f16 as
   // vector<2xf16>, bf16 as i32), and the accumulators one by one.
-  bool bf16 = kind == MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16;
+  bool bf16 = hasBF16Inputs(kind);
   Type elementType = getMatrixInputType(kind, b.getContext());
   auto pairType = VectorType::get({2}, elementType);
   auto registers = [&](Value v, int64_t count) {

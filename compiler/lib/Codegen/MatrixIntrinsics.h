@@ -31,8 +31,21 @@ enum class MatrixIntrinsic {
   // NVIDIA sm_80+: mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.
   MMA_SYNC_F32_16x8x16_F16,
   MMA_SYNC_F32_16x8x16_BF16,
-  // AMD CDNA 2/3/4 (wave64): v_mfma_f32_16x16x16_f16.
+  // AMD CDNA 2/3/4 (gfx90a, gfx942, gfx950; wave64):
+  // v_mfma_f32_16x16x16_f16 and v_mfma_f32_16x16x16_bf16 (bf16_1k on gfx90a).
   MFMA_F32_16x16x16_F16,
+  MFMA_F32_16x16x16_BF16,
+  // AMD CDNA 4 (gfx950): v_mfma_f32_16x16x32_{f16,bf16}.
+  MFMA_F32_16x16x32_F16,
+  MFMA_F32_16x16x32_BF16,
+  // AMD RDNA 3 (gfx11, wave32): v_wmma_f32_16x16x16_{f16,bf16}; both halves
+  // of the wave hold the same A and B (each lane a whole row of A).
+  WMMA_GFX11_F32_16x16x16_F16,
+  WMMA_GFX11_F32_16x16x16_BF16,
+  // AMD RDNA 4 (gfx12, wave32): the same instructions with K split between
+  // the two halves of the wave.
+  WMMA_GFX12_F32_16x16x16_F16,
+  WMMA_GFX12_F32_16x16x16_BF16,
 };
 
 struct MatrixIntrinsicInfo {
@@ -41,6 +54,9 @@ struct MatrixIntrinsicInfo {
   int64_t m, n, k;           // the tile one instruction computes
   int64_t subgroupSize;      // lanes that execute it together
   int64_t aCount, bCount, cCount;  // elements per lane
+  // How many lanes hold each element of A and of B (2 for gfx11 WMMA, whose
+  // half-waves repeat the operands; 1 otherwise).
+  int64_t replication;
 };
 
 // The instruction named `name` (MatrixIntrinsicInfo::name), if known.
@@ -65,6 +81,13 @@ int64_t getContiguousAElements(MatrixIntrinsic kind);
 
 // The element type of the A and B operands.
 Type getMatrixInputType(MatrixIntrinsic kind, MLIRContext *context);
+
+// The AMD matrix instruction for `inputType` (f16 or bf16) x `inputType` ->
+// f32 on `chip` with subgroups of `subgroupSize` lanes, if the chip has one:
+// MFMA on gfx90a, gfx942 and gfx950 (wave64; the K=32 forms on gfx950), WMMA
+// on gfx11 and gfx12 (wave32).
+std::optional<MatrixIntrinsic>
+getAMDMatrixIntrinsic(StringRef chip, int64_t subgroupSize, Type inputType);
 
 // Emits one instruction: `a` and `b` hold the lane's aCount / bCount
 // elements (vector<aCount x in>, vector<bCount x in>), `c` its cCount

@@ -66,7 +66,11 @@ struct GPUCodegenPipelineOptions
       llvm::cl::init(0)};
   Option<bool> matrixCores{
       *this, "matrix-cores",
-      llvm::cl::desc("MFMA/WMMA f16 matmuls (verified at the ISA level only)"),
+      llvm::cl::desc("MFMA/WMMA f16 and bf16 contractions on AMD chips"),
+      llvm::cl::init(true)};
+  Option<bool> layoutFragments{
+      *this, "layout-fragments",
+      llvm::cl::desc("NVIDIA: mma.sync fragments by the layout table"),
       llvm::cl::init(false)};
 };
 } // namespace
@@ -90,6 +94,7 @@ void registerKilnCodegenPasses() {
         if (opts.subgroupSize)
           options.subgroupSize = opts.subgroupSize;
         options.matrixCores = opts.matrixCores;
+        options.layoutFragments = opts.layoutFragments;
         buildGPUCodegenPipeline(pm, options);
       });
 }

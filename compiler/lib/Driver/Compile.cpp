@@ -313,6 +313,9 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       if (!needValue())
         return failure();
       *text = value.str();
+    } else if (name == "cuda-layout-fragments") {
+      options.cuda.layoutFragments =
+          !hasValue || value == "true" || value == "1";
     } else if (name == "rocm-matrix-cores") {
       options.rocm.matrixCores = !hasValue || value == "true" || value == "1";
     } else if (name == "gpu-opt-level") {
@@ -327,7 +330,8 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
     } else {
       error = ("unknown flag '--" + name +
                "' (known: --target, --rocm-chip, --cuda-chip, "
-               "--rocm-device-libs, --rocm-matrix-cores, --gpu-opt-level, "
+               "--rocm-device-libs, --rocm-matrix-cores, "
+               "--cuda-layout-fragments, --gpu-opt-level, "
                "--host-cpu, --host-features, --host-opt-level, "
                "--module-name, --dump-intermediates, --parameters)")
                   .str();

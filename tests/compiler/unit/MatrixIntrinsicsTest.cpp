@@ -4,7 +4,7 @@
 // instruction: A and B scattered into lanes by the table, the instruction's
 // definition applied to the fragments as the document states it, C gathered
 // by the table and compared with a reference matmul. The NVIDIA entries also
-// run on H100s (tests/e2e/matmul/contraction_*.mlir); the AMD entry has no
+// run on H100s (tests/e2e/matmul/contraction_*.mlir); the AMD entries have no
 // hardware here, so this test is what checks it.
 #include "MatrixIntrinsics.h"
 
@@ -61,9 +61,59 @@ Position mfmaA(int64_t lane, int64_t e) { return {lane % 16, 4 * (lane / 16) + e
 Position mfmaB(int64_t lane, int64_t e) { return {lane % 16, 4 * (lane / 16) + e}; }
 Position mfmaC(int64_t lane, int64_t e) { return {4 * (lane / 16) + e, lane % 16}; }
 
+// AMD matrix instruction calculator, v_mfma_f32_16x16x32_f16 / _bf16
+// (gfx950, wave64): A[i][k]: lane = i + 16 * (k / 8), register element
+// k % 8; B[k][j]: lane = j + 16 * (k / 8), element k % 8; D as for
+// 16x16x16.
+Position mfma32A(int64_t lane, int64_t e) {
+  return {lane % 16, 8 * (lane / 16) + e};
+}
+Position mfma32B(int64_t lane, int64_t e) {
+  return {lane % 16, 8 * (lane / 16) + e};
+}
+
+// AMD's RDNA 3 WMMA guide (v_wmma_f32_16x16x16_f16, wave32): the A
+// fragment of lane l is row l % 16 of A, element k = A[l % 16][k]; B's is
+// column l % 16, element k = B[k][l % 16]; both halves of the wave carry
+// the same fragments. The f32 result: element i of lane l is
+// D[2 * i + l / 16][l % 16].
+Position wmma11A(int64_t lane, int64_t e) { return {lane % 16, e}; }
+Position wmma11B(int64_t lane, int64_t e) { return {lane % 16, e}; }
+Position wmma11C(int64_t lane, int64_t e) {
+  return {2 * e + lane / 16, lane % 16};
+}
+
+// RDNA 4 ISA, WMMA 16x16x16 f16/bf16 (wave32): lanes 0-15 hold K 0-7 and
+// lanes 16-31 K 8-15 of A's row (B's column) l % 16, 8 elements; the f32
+// result: element i of lane l is D[i + 8 * (l / 16)][l % 16].
+Position wmma12A(int64_t lane, int64_t e) {
+  return {lane % 16, 8 * (lane / 16) + e};
+}
+Position wmma12B(int64_t lane, int64_t e) {
+  return {lane % 16, 8 * (lane / 16) + e};
+}
+Position wmma12C(int64_t lane, int64_t e) {
+  return {e + 8 * (lane / 16), lane % 16};
+}
+
 DocumentedLayout documented(MatrixIntrinsic kind) {
-  if (kind == MatrixIntrinsic::MFMA_F32_16x16x16_F16)
+  switch (kind) {
+  case MatrixIntrinsic::MFMA_F32_16x16x16_F16:
+  case MatrixIntrinsic::MFMA_F32_16x16x16_BF16:
     return {mfmaA, mfmaB, mfmaC};
+  case MatrixIntrinsic::MFMA_F32_16x16x32_F16:
+  case MatrixIntrinsic::MFMA_F32_16x16x32_BF16:
+    return {mfma32A, mfma32B, mfmaC};
+  case MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_F16:
+  case MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_BF16:
+    return {wmma11A, wmma11B, wmma11C};
+  case MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_F16:
+  case MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_BF16:
+    return {wmma12A, wmma12B, wmma12C};
+  case MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16:
+  case MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16:
+    return {mmaA, mmaB, mmaC};
+  }
   return {mmaA, mmaB, mmaC};
 }
 
@@ -79,7 +129,14 @@ Position evaluate(AffineMap map, int64_t lane, int64_t e) {
 
 const MatrixIntrinsic kAll[] = {MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16,
                                 MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16,
-                                MatrixIntrinsic::MFMA_F32_16x16x16_F16};
+                                MatrixIntrinsic::MFMA_F32_16x16x16_F16,
+                                MatrixIntrinsic::MFMA_F32_16x16x16_BF16,
+                                MatrixIntrinsic::MFMA_F32_16x16x32_F16,
+                                MatrixIntrinsic::MFMA_F32_16x16x32_BF16,
+                                MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_F16,
+                                MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_BF16,
+                                MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_F16,
+                                MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_BF16};
 
 class MatrixIntrinsicsTest : public ::testing::TestWithParam<MatrixIntrinsic> {
  protected:
@@ -105,19 +162,21 @@ TEST_P(MatrixIntrinsicsTest, TableMatchesTheDocumentedLayouts) {
   }
 }
 
-TEST_P(MatrixIntrinsicsTest, EveryTileElementHasExactlyOneLaneElement) {
+// Every element of A and B sits in `replication` lane elements (the gfx11
+// WMMA half-waves repeat them), every element of C in exactly one.
+TEST_P(MatrixIntrinsicsTest, EveryTileElementHasItsLaneElements) {
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(GetParam());
   struct Operand {
     AffineMap map;
-    int64_t count, rows, cols;
+    int64_t count, rows, cols, copies;
   };
   for (const Operand &operand :
        {Operand{getFragmentLayoutA(GetParam(), &context), info.aCount, info.m,
-                info.k},
+                info.k, info.replication},
         Operand{getFragmentLayoutB(GetParam(), &context), info.bCount, info.n,
-                info.k},
+                info.k, info.replication},
         Operand{getFragmentLayoutC(GetParam(), &context), info.cCount, info.m,
-                info.n}}) {
+                info.n, 1}}) {
     std::map<Position, int> seen;
     for (int64_t lane = 0; lane < info.subgroupSize; ++lane)
       for (int64_t e = 0; e < operand.count; ++e) {
@@ -129,7 +188,8 @@ TEST_P(MatrixIntrinsicsTest, EveryTileElementHasExactlyOneLaneElement) {
         ++seen[p];
       }
     EXPECT_EQ(int64_t(seen.size()), operand.rows * operand.cols) << info.name.str();
-    for (const auto &[position, count] : seen) EXPECT_EQ(count, 1) << info.name.str();
+    for (const auto &[position, count] : seen)
+      EXPECT_EQ(count, operand.copies) << info.name.str();
   }
 }
 

@@ -30,8 +30,10 @@ struct GPUCodegenOptions {
   // shared memory that the driver opts into at load time).
   unsigned maxSharedMemoryBytes = 65536;
   unsigned maxStaticSharedMemoryBytes = 65536;
-  // MFMA/WMMA matmul strategies (opt-in: verified at the ISA level only).
-  bool matrixCores = false;
+  // MFMA/WMMA strategies for f16/bf16 contractions on AMD chips.
+  bool matrixCores = true;
+  // NVIDIA: mma.sync fragments by the layout table (the AMD data path).
+  bool layoutFragments = false;
 };
 
 // Input: a builtin.module holding func.func kernels on static-shape tensors

@@ -341,10 +341,15 @@ def GPUSelectStrategyPass
            /*default=*/"1024", "Upper bound on threads per workgroup">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "Target chip (gfx942, sm_90, ...)">,
-    Option<"matrixCores", "matrix-cores", "bool", /*default=*/"false",
-           "Use MFMA/WMMA for f16 matmuls where the chip has them. Off by "
-           "default: these kernels are verified at the ISA level only (no "
-           "AMD GPU has run them yet)">,
+    Option<"matrixCores", "matrix-cores", "bool", /*default=*/"true",
+           "Use MFMA/WMMA for f16 and bf16 contractions where an AMD chip "
+           "has them (false: the SIMT strategies). NVIDIA chips use "
+           "mma.sync either way">,
+    Option<"layoutFragments", "layout-fragments", "bool",
+           /*default=*/"false",
+           "NVIDIA: read mma.sync fragments from one padded shared stage by "
+           "the layout table, as the AMD forms do, instead of cp.async "
+           "stages and ldmatrix (tests the AMD data path on NVIDIA GPUs)">,
     Option<"maxSharedMemoryBytes", "max-shared-memory-bytes", "int64_t",
            /*default=*/"49152",
            "Shared memory one workgroup may use (strategies never exceed "
@@ -406,18 +411,14 @@ def GPUDistributeToThreadsPass
     element, every thread accumulates a strided slice of the reduction space
     into a partial, the partials go to a `memref.alloc` in
     `#gpu.address_space<workgroup>` and are combined by a tree reduction
-    separated by `gpu.barrier`s. When the strategy names a matrix-core
-    `intrinsic`, a `linalg.matmul` (16xK f16 * Kx16 f16 -> 16x16 f32 per
-    workgroup of one subgroup) becomes a loop over K in steps of 16 where
-    each lane loads its fragments in the instruction's layout and
-    accumulates with `amdgpu.mfma` / `amdgpu.wmma`; a tile that does not fit
-    is an error. A `gpu.barrier` separates consecutive ops, since an op may
-    read what another thread wrote in the previous one.
+    separated by `gpu.barrier`s. (Matrix-core contractions are lowered
+    before this pass by kiln-gpu-lower-contraction.) A `gpu.barrier`
+    separates consecutive ops, since an op may read what another thread
+    wrote in the previous one.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::amdgpu::AMDGPUDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];

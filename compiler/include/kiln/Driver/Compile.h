@@ -51,7 +51,7 @@ struct CompileOptions {
 };
 
 // Reads kiln-compile flags ("--target=cuda,host", "--cuda-chip=sm_80",
-// "--rocm-chip=gfx942", "--rocm-device-libs=DIR", "--rocm-matrix-cores",
+// "--rocm-chip=gfx942", "--rocm-device-libs=DIR", "--rocm-matrix-cores=false",
 // "--gpu-opt-level=N", "--host-cpu=CPU", "--host-features=F",
 // "--host-opt-level=N", "--module-name=NAME", "--dump-intermediates=DIR",
 // "--parameters=FILE.safetensors")

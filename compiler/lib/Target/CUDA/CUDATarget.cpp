@@ -83,6 +83,7 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
   GPUCodegenOptions codegenOptions =
       getGPUCodegenOptionsForChip(GPUBackend::NVVM, chip.name);
   codegenOptions.maxWorkgroupSize = 1024;
+  codegenOptions.layoutFragments = options.layoutFragments;
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(
       loc, nvptxBackend, chip.name, "+ptx" + std::to_string(chip.ptxVersion),
       options.optLevel);

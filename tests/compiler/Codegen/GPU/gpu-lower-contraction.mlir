@@ -159,6 +159,54 @@ func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf
 
 // -----
 
+// AMD forms: one LDS stage with rows padded by 8 elements, A fragments read
+// from LDS in runs of at most 16 bytes. RDNA 3 WMMA: each lane holds a
+// whole 16-element row of A (two 8-element loads) and 8 accumulators.
+// CHECK-LABEL: func.func @wmma_gfx11
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: vector.load %{{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: vector.load %{{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-COUNT-4: amdgpu.wmma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} : vector<16xf16>, vector<16xf16>, vector<8xf32>
+// CHECK-NOT: nvgpu
+func.func @wmma_gfx11(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "wmma_gfx11_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
+  return
+}
+
+// -----
+
+// RDNA 4 WMMA (bf16): 8 elements of A and B per lane, 8 accumulators.
+// CHECK-LABEL: func.func @wmma_gfx12_bf16
+// CHECK-COUNT-4: amdgpu.wmma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} : vector<8xbf16>, vector<8xbf16>, vector<8xf32>
+func.func @wmma_gfx12_bf16(%arg0: memref<32x32xbf16>, %arg1: memref<32x32xbf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "wmma_gfx12_f32_16x16x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<32x32xbf16>, memref<32x32xbf16>) outs(%arg2 : memref<32x32xf32>)
+  return
+}
+
+// -----
+
+// CDNA 4 MFMA with K = 32 (gfx950): 8 elements per lane, one 16-byte load.
+// CHECK-LABEL: func.func @mfma_16x16x32
+// CHECK: vector.load %{{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-COUNT-4: amdgpu.mfma 16x16x32 %{{.*}} * %{{.*}} + %{{.*}} blgp = {{ *}}none : vector<8xf16>, vector<8xf16>, vector<4xf32>
+func.func @mfma_16x16x32(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x32_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
+  return
+}
+
+// -----
+
+// A wave64 instruction with a workgroup of 32 threads per subgroup.
+// expected-error @+1 {{contraction strategy: workgroup tile 32x32x32 with subgroup grid 1x1 and 32 threads does not fit mfma_f32_16x16x16_f16}}
+func.func @mfma_wrong_wave(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+  linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
+  return
+}
+
+// -----
+
 // A tile larger than the strategy describes (partial tiles are smaller).
 func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<128x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
   // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected up to 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> f32 with K a multiple of 8 and rows of whole 16-byte chunks}}

@@ -1,11 +1,18 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 max-shared-memory-bytes=232448" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 max-shared-memory-bytes=49152" | FileCheck %s --check-prefix=STATIC48
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_75" | FileCheck %s --check-prefix=SM75
+// With layout-fragments (kiln-compile --cuda-layout-fragments): the AMD
+// forms' data path, one padded stage and no cp.async pipeline depth.
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 layout-fragments=true" | FileCheck %s --check-prefix=LAYOUT
 
 // f16 matmul with enough 128x128 tiles to fill the GPU: 4 warps (2x2,
 // each 64x64), K slices of 32 in 4 shared stages (64 KiB), mma.sync; 3
 // stages where a workgroup gets 48 KiB.
 // CHECK-LABEL: func.func @large_f16
+// LAYOUT-LABEL: func.func @large_f16
+// LAYOUT-SAME: fragments = "layout", intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction"
+// LAYOUT-NOT: pipeline_depth
+// LAYOUT-SAME: workgroup_tile = array<i64: 128, 128, 0>
 // CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 4 : i64
 // STATIC48-LABEL: func.func @large_f16
 // STATIC48-SAME: pipeline_depth = 3 : i64

@@ -1,18 +1,29 @@
-// Matmuls on AMD matrix cores: f16 x f16 -> f32 with every size a multiple
-// of 16 gets the chip's 16x16x16 instruction, one subgroup per 16x16 output
-// tile. Other chips, types and shapes keep the generic matmul strategy.
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942 matrix-cores=true" | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx90a matrix-cores=true" | FileCheck %s --check-prefix=MFMA
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1100 matrix-cores=true" | FileCheck %s --check-prefix=WMMA
-// (NVIDIA chips take the contraction recipe for these: gpu-select-strategy-contraction.mlir.)
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64" | FileCheck %s --check-prefix=NONE
-// Opt-in only (--rocm-matrix-cores): without matrix-cores=true gfx942 keeps the generic strategy.
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefix=NONE
+// Contractions on AMD matrix cores (the default): f16 and bf16 inputs with
+// an f32 accumulator get the contraction recipe with the chip's instruction
+// (MFMA 16x16x16 on gfx90a/gfx942, 16x16x32 on gfx950, WMMA on gfx11 and
+// gfx12), 32x32 tiles of one subgroup here since 64 does not divide N.
+// Other types, odd sizes and f16 accumulators keep the generic matmul
+// strategy; so does everything with matrix-cores=false or on a chip
+// without matrix cores.
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942" | FileCheck %s --check-prefixes=CHECK,MFMA
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx90a" | FileCheck %s --check-prefixes=CHECK,MFMA
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx950" | FileCheck %s --check-prefixes=CHECK,MFMA950
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1100" | FileCheck %s --check-prefixes=CHECK,WMMA11
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1201" | FileCheck %s --check-prefixes=CHECK,WMMA12
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=64 chip=gfx942 matrix-cores=false" | FileCheck %s --check-prefix=NONE
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=gfx1030" | FileCheck %s --check-prefix=NONE
+// (NVIDIA chips take the recipe with mma.sync: gpu-select-strategy-contraction.mlir.)
 
-// MFMA-LABEL: func.func @matmul_f16
-// MFMA-SAME: kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 64 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
-// WMMA-LABEL: func.func @matmul_f16
-// WMMA-SAME: kiln.gpu_strategy = {intrinsic = "wmma_f32_16x16x16_f16", kind = "matmul", reduction = "thread", reduction_vector = 1 : i64, root = "linalg.matmul", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 16, 16, 0>}
+// CHECK-LABEL: func.func @matmul_f16
+// MFMA-SAME: intrinsic = "mfma_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
+// MFMA950-SAME: intrinsic = "mfma_f32_16x16x32_f16", k_tile = 32 : i64, kind = "contraction"
+// WMMA11-SAME: intrinsic = "wmma_gfx11_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
+// WMMA12-SAME: intrinsic = "wmma_gfx12_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
+// CHECK-SAME: subgroup_grid = array<i64: 1, 1>
+// MFMA-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
+// MFMA950-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
+// WMMA11-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
+// WMMA12-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
 // NONE-LABEL: func.func @matmul_f16
 // NONE-NOT: intrinsic
 // NONE-SAME: kind = "matmul"
@@ -26,23 +37,46 @@ func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x32xf16>) -> tensor<
 
 // -----
 
-// Not for matrix cores: f32 inputs, a size that is not a multiple of 16, an
-// f16 accumulator, and a matmul whose result feeds an elementwise op.
-// MFMA-LABEL: func.func @matmul_f32
-// MFMA-NOT: intrinsic
-// MFMA-SAME: kind = "matmul"
-// MFMA-LABEL: func.func @matmul_odd
-// MFMA-NOT: intrinsic
-// MFMA-SAME: kind = "matmul"
-// MFMA-LABEL: func.func @matmul_f16_acc
-// MFMA-NOT: intrinsic
-// MFMA-SAME: kind = "matmul"
-// MFMA-LABEL: func.func @matmul_relu
-// MFMA-NOT: intrinsic
-// MFMA-SAME: kind = "matmul"
-// WMMA-LABEL: func.func @matmul_f32
-// WMMA-NOT: intrinsic
-// WMMA-SAME: kind = "matmul"
+// 256x256 bf16 with a batch: 64x64 tiles of 2x2 subgroups, one batch per
+// workgroup row.
+// CHECK-LABEL: func.func @batch_matmul_bf16
+// MFMA-SAME: intrinsic = "mfma_f32_16x16x16_bf16"
+// MFMA950-SAME: intrinsic = "mfma_f32_16x16x32_bf16"
+// WMMA11-SAME: intrinsic = "wmma_gfx11_f32_16x16x16_bf16"
+// WMMA12-SAME: intrinsic = "wmma_gfx12_f32_16x16x16_bf16"
+// CHECK-SAME: kind = "contraction"
+// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
+// CHECK-SAME: workgroup_count = array<i64: 32, 1, 1>
+// CHECK-SAME: workgroup_tile = array<i64: 1, 64, 64, 0>
+// NONE-LABEL: func.func @batch_matmul_bf16
+// NONE-NOT: intrinsic
+func.func @batch_matmul_bf16(%a: tensor<2x256x64xbf16>, %b: tensor<2x64x256xbf16>) -> tensor<2x256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x256x256xf32>) -> tensor<2x256x256xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x256x64xbf16>, tensor<2x64x256xbf16>) outs(%f : tensor<2x256x256xf32>) -> tensor<2x256x256xf32>
+  return %r : tensor<2x256x256xf32>
+}
+
+// -----
+
+// Not for matrix cores: f32 inputs, sizes that 32x32x32 tiles do not
+// divide, an f16 accumulator. A matmul whose result feeds an elementwise op
+// takes the recipe with the op as its epilogue.
+// CHECK-LABEL: func.func @matmul_f32
+// CHECK-NOT: intrinsic
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @matmul_odd
+// CHECK-NOT: intrinsic
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @matmul_f16_acc
+// CHECK-NOT: intrinsic
+// CHECK-SAME: kind = "matmul"
+// CHECK-LABEL: func.func @matmul_relu
+// CHECK-SAME: intrinsic =
+// CHECK-SAME: kind = "contraction"
+// NONE-LABEL: func.func @matmul_relu
+// NONE-NOT: intrinsic
 func.func @matmul_f32(%a: tensor<64x128xf32>, %b: tensor<128x32xf32>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x32xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
   return %r : tensor<64x32xf32>

@@ -45,6 +45,10 @@ struct CUDATargetOptions {
   // One PTX per chip, in this order.
   std::vector<std::string> chips = {"sm_90"};
   unsigned optLevel = 3;
+  // --cuda-layout-fragments: contractions read mma.sync fragments by the
+  // layout table from one padded shared stage (the AMD forms' data path)
+  // instead of cp.async stages and ldmatrix; for testing, slower.
+  bool layoutFragments = false;
   // When non-empty, each chip's MLIR, LLVM IR, optimized IR and PTX (.s and
   // .ptx) are written under this directory as <executable>.<chip>.<what>.
   std::string dumpDir;
