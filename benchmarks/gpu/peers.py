@@ -76,6 +76,14 @@ def torch_impl(workload):
             q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)).squeeze(0)
     if kind == "chain":
         return lambda x, w: torch_chain.chain(x, w, p["layers"])
+    if kind == "conv":
+        # NHWC data as channels_last NCHW tensors (cuDNN's NHWC kernels);
+        # the result back as NHWC.
+        def conv(x, w):
+            xc = x.permute(0, 3, 1, 2)
+            wc = w.permute(3, 2, 0, 1).contiguous(memory_format=torch.channels_last)
+            return F.conv2d(xc, wc).permute(0, 2, 3, 1)
+        return conv
     raise ValueError(f"no torch implementation of kind '{kind}'")
 
 
@@ -120,6 +128,9 @@ def jax_impl(jax, workload):
                            preferred_element_type=jnp.float32)
             return o.astype(q.dtype)
         return attention
+    if kind == "conv":
+        return lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
     if kind == "chain":
         def chain(x, w):
             for _ in range(p["layers"]):

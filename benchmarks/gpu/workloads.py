@@ -484,6 +484,25 @@ def attention_program(w):
     return function(args, o_t, body, "%o")
 
 
+def conv_program(w):
+    """A 3x3 'valid' f16 NHWC convolution with an f16 result, as torch runs
+    it (dispatch creation makes it im2col + a matmul with an f32 accumulator
+    on the contraction recipe, rounded once in its epilogue)."""
+    p, dt = w["params"], w["dtype"]
+    n, h, wd, c, f, k = p["n"], p["h"], p["w"], p["c"], p["f"], p["k"]
+    oh, ow = h - k + 1, wd - k + 1
+    args = [("x", tensor([n, h, wd, c], dt)), ("w", tensor([k, k, c, f], dt))]
+    out = tensor([n, oh, ow, f], dt)
+    body = [f"  %zero16 = arith.constant 0.0 : {dt}",
+            f"  %e = tensor.empty() : {out}",
+            f"  %acc0 = linalg.fill ins(%zero16 : {dt}) outs(%e : {out}) -> {out}",
+            "  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, "
+            "strides = dense<1> : tensor<2xi64>} "
+            f"ins(%x, %w : {tensor([n, h, wd, c], dt)}, {tensor([k, k, c, f], dt)}) "
+            f"outs(%acc0 : {out}) -> {out}"]
+    return function(args, out, body, "%r")
+
+
 def chain_program(w):
     import gen_chain  # benchmarks/gpu/gen_chain.py, next to this file
     return gen_chain.chain_mlir(w["params"]["layers"]) + "\n"
@@ -495,6 +514,7 @@ PROGRAMS = {
     "colsum": colsum_program,
     "scale2": scale2_program, "gelu": gelu_program,
     "attention": attention_program, "chain": chain_program,
+    "conv": conv_program,
 }
 
 
@@ -523,6 +543,18 @@ def np_layernorm(x, gamma, beta):
 def np_softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def np_conv(x, w):
+    """'valid' NHWC x HWCF convolution, stride 1."""
+    k = w.shape[0]
+    n, h, wd, _ = x.shape
+    out = np.zeros((n, h - k + 1, wd - k + 1, w.shape[3]))
+    for i in range(k):
+        for j in range(k):
+            out += np.einsum("nhwc,cf->nhwf",
+                             x[:, i:i + h - k + 1, j:j + wd - k + 1, :], w[i, j])
+    return out
 
 
 def np_chain(x, w, layers):
@@ -556,6 +588,8 @@ def reference(workload, inputs):
         return np_attention(*xs)
     if kind == "chain":
         return np_chain(xs[0], xs[1], p["layers"])
+    if kind == "conv":
+        return np_conv(*xs)
     raise ValueError(f"no reference for kind '{kind}'")
 
 
@@ -652,6 +686,18 @@ def attention_workload(batch, q_len, kv_len, head_dim):
         "memory" if decode else "compute")
 
 
+def conv_workload(n, h, c, f, k=3):
+    """A ResNet-style 3x3 f16 convolution, NHWC, 'valid' padding."""
+    o = h - k + 1
+    return _workload(
+        f"conv_f16_n{n}_{h}x{h}x{c}_k{k}_f{f}",
+        f"conv f16 {n}x{h}x{h}x{c} * {k}x{k}x{c}x{f}", "conv",
+        {"n": n, "h": h, "w": h, "c": c, "f": f, "k": k}, "f16",
+        [_input("x", [n, h, h, c], "f16"),
+         _input("w", [k, k, c, f], "f16", scale=(k * k * c) ** -0.5)],
+        [n, o, o, f], 2 * n * o * o * f * k * k * c, "compute")
+
+
 def chain_workload():
     # x in [0, 1), w in [0, 1/32): x @ w keeps the mean of x, so 50 layers
     # neither vanish nor blow up.
@@ -673,6 +719,7 @@ def workloads(small=False):
         long_rows = [(256, 128), (64, 1024)]
         whole = 1 << 14
         odd = [(100, 72, 40), (64, 32, 64, 2)]
+        convs = [(1, 10, 32, 64)]
     else:
         sizes, mlp, rows, elems = (1024, 4096, 8192), (4096, 1024, 4096), (4096, 4096), 1 << 26
         attention = [(32, 1024, 1024, 128), (32, 2048, 2048, 64), (32, 1, 4096, 128)]
@@ -681,6 +728,8 @@ def workloads(small=False):
         # Few results over many elements (split reductions, issue 13).
         whole = 1 << 24
         odd = [(1000, 1000, 1000), (3456, 1024, 2048), (512, 64, 512, 8)]
+        # ResNet-50 stage-2 and stage-3 3x3 convolutions, batch 32.
+        convs = [(32, 58, 64, 64), (32, 30, 128, 128)]
     result = [chain_workload(),
               elementwise_workload("scale2", elems), elementwise_workload("gelu", elems),
               rows_workload("softmax", "softmax", *rows),
@@ -694,6 +743,7 @@ def workloads(small=False):
     result += [matmul_shape_workload("f16", *shape) for shape in odd]
     result.append(mlp_workload(*mlp))
     result += [attention_workload(*shape) for shape in attention]
+    result += [conv_workload(*shape) for shape in convs]
     for n in sizes[1:]:
         result += [matmul_workload(dt, n) for dt in ("f16", "bf16", "f32")]
     return result

@@ -102,10 +102,13 @@ static bool isVectorChunk(linalg::LinalgOp op, int64_t width) {
 // A per-thread tile of a reduction across rows: the innermost loop parallel
 // over one chunk of `width` contiguous elements, the other parallel loops 1,
 // static reduction loops, one result, every operand contiguous along the
-// chunk or independent of it, and a body of elementwise ops.
-static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
-  if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 ||
-      op.getNumDpsInits() != 1)
+// chunk or independent of it, and a body of elementwise ops. With no
+// reduction loops, the same describes a parallel chunk whose operands the
+// upstream vectorizer does not take (an input read through a map that is
+// not a projected permutation, such as the im2col gather (n, oh + kh, ow +
+// kw, c)): it is vectorized the same way, by hand.
+static bool isHandVectorizedChunk(linalg::LinalgOp op, int64_t width) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return false;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -128,12 +131,14 @@ static bool isReductionChunk(linalg::LinalgOp op, int64_t width) {
       });
 }
 
-// Rewrites a reduction chunk (isReductionChunk) as a loop nest over its
-// reduction loops that carries a vector of `width` partial results: each
-// step loads one vector per contiguous input (a broadcast scalar for the
-// others) and runs the body on vectors; the result is stored once.
-static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
-                                    int64_t width) {
+// Rewrites a chunk of isHandVectorizedChunk as a loop nest over its
+// reduction loops (none for a parallel chunk) that carries a vector of
+// `width` partial results: each step loads one vector per contiguous input
+// (a broadcast scalar for the others) and runs the body on vectors; the
+// result is stored once. A parallel chunk whose body ignores the init reads
+// nothing of it.
+static void vectorizeChunkByHand(RewriterBase &b, linalg::LinalgOp op,
+                                 int64_t width) {
   Location loc = op.getLoc();
   b.setInsertionPoint(op);
   unsigned numLoops = op.getNumLoops();
@@ -148,9 +153,20 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
   OpOperand *init = op.getDpsInitOperand(0);
   AffineMap initMap = op.getMatchingIndexingMap(init);
   SmallVector<Value> zeros(numLoops, zero);
-  Value start = vector::LoadOp::create(
-      b, loc, vectorOf(getElementTypeOrSelf(init->get().getType())),
-      init->get(), applyIndexingMap(b, loc, initMap, zeros));
+  Block *body = op.getBlock();
+  bool readsInit = !body->getArgument(init->getOperandNumber()).use_empty() ||
+                   op.getNumReductionLoops() > 0;
+  Value start =
+      readsInit
+          ? vector::LoadOp::create(
+                b, loc, vectorOf(getElementTypeOrSelf(init->get().getType())),
+                init->get(), applyIndexingMap(b, loc, initMap, zeros))
+                .getResult()
+          : arith::ConstantOp::create(
+                b, loc,
+                b.getZeroAttr(
+                    vectorOf(getElementTypeOrSelf(init->get().getType()))))
+                .getResult();
   SmallVector<Value> lbs, ubs, steps;
   SmallVector<unsigned> reducedDims;
   for (unsigned i = 0; i < numLoops; ++i) {
@@ -161,7 +177,6 @@ static void vectorizeReductionChunk(RewriterBase &b, linalg::LinalgOp op,
     ubs.push_back(arith::ConstantIndexOp::create(b, loc, ranges[i]));
     steps.push_back(one);
   }
-  Block *body = op.getBlock();
   scf::LoopNest nest = scf::buildLoopNest(
       b, loc, lbs, ubs, steps, ValueRange{start},
       [&](OpBuilder &nb, Location loc, ValueRange loopIvs,
@@ -238,12 +253,12 @@ struct GPUVectorizePass
         return;
       if (isVectorChunk(op, width))
         chunks.push_back(op);
-      else if (isReductionChunk(op, width))
+      else if (isHandVectorizedChunk(op, width))
         reductionChunks.push_back(op);
     });
     IRRewriter rewriter(ctx);
     for (linalg::LinalgOp op : reductionChunks)
-      vectorizeReductionChunk(rewriter, op, width);
+      vectorizeChunkByHand(rewriter, op, width);
     for (linalg::LinalgOp op : chunks) {
       rewriter.setInsertionPoint(op);
       if (failed(linalg::vectorize(rewriter, op))) {

@@ -50,6 +50,9 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
 
 void mlir::kiln::buildKilnDispatchCreationPipeline(
     OpPassManager &pm, const DispatchCreationOptions &options) {
+  // f16/bf16 convolutions as im2col + matmul (f32 accumulation; the
+  // contraction recipe on GPUs).
+  pm.addNestedPass<func::FuncOp>(createConvolutionsToMatmulsPass());
   pm.addNestedPass<func::FuncOp>(createFuseElementwiseOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -361,6 +361,61 @@ CASES.append(Case(
     conv_prog("main", x.shape, w.shape, (1, 4, 4, 2), 1, pad=1),
     [Run("main", [T(x, "f32"), T(w, "f32")], [T(conv2d_nhwc_hwcf(xp, w), "f32")], atol=ACC_ATOL)]))
 
+
+# f16 convolutions: dispatch creation turns them into an im2col gather and a
+# matmul with an f32 accumulator (on GPUs, the contraction recipe), so sums
+# are exact here and round once.
+def conv2d_dilated(x, w, stride, dilation):
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    eh, ew = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+    oh, ow = (h - eh) // stride + 1, (wd - ew) // stride + 1
+    out = np.zeros((n, oh, ow, f), np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, i * stride:i * stride + eh:dilation,
+                      j * stride:j * stride + ew:dilation, :].astype(np.float64)
+            out[:, i, j, :] = np.einsum("nhwc,hwcf->nf", patch, w.astype(np.float64))
+    return out
+
+
+def typed_conv_prog(xs, ws, os, elem, acc, stride, dilation):
+    t = lambda shape, e: "tensor<" + "x".join(map(str, shape)) + "x" + e + ">"
+    xt, wt, ot = t(xs, elem), t(ws, elem), t(os, acc)
+    return f"""func.func @main(%x: {xt}, %w: {wt}) -> {ot} {{
+  %zero = arith.constant 0.0 : {acc}
+  %e = tensor.empty() : {ot}
+  %c = linalg.fill ins(%zero : {acc}) outs(%e : {ot}) -> {ot}
+  %r = linalg.conv_2d_nhwc_hwcf {{dilations = dense<{dilation}> : tensor<2xi64>, strides = dense<{stride}> : tensor<2xi64>}}
+      ins(%x, %w : {xt}, {wt}) outs(%c : {ot}) -> {ot}
+  return %r : {ot}
+}}"""
+
+
+conv_rng = np.random.default_rng(16)  # its own stream: later cases keep their data
+
+
+def quarters16(*shape):
+    return (conv_rng.integers(-8, 9, size=shape) / 4).astype(np.float16)
+
+
+# Exact: products of quarters, sums of 288 of them are exact in f32.
+x, w = quarters16(1, 10, 10, 32), quarters16(3, 3, 32, 64)
+CASES.append(Case(
+    "conv/conv2d_f16_f32acc.mlir",
+    "f16 linalg.conv_2d_nhwc_hwcf with an f32 result: 1x10x10x32 * 3x3x32x64 -> 1x8x8x64 (GPU: im2col + a 64x288x64 matmul on the contraction recipe).",
+    typed_conv_prog(x.shape, w.shape, (1, 8, 8, 64), "f16", "f32", 1, 1),
+    [Run("main", [T(x, "f16"), T(w, "f16")], [T(conv2d_dilated(x, w, 1, 1), "f32")], atol=0, rtol=0)]))
+
+# f16 result, stride 2 and dilation 2; K = 144 is not a multiple of the
+# 32-wide K slices (masked on NVIDIA).
+x, w = quarters16(1, 21, 21, 16), quarters16(3, 3, 16, 32)
+CASES.append(Case(
+    "conv/conv2d_f16_stride2_dilation2.mlir",
+    "f16 linalg.conv_2d_nhwc_hwcf, f16 result, stride 2, dilation 2: 1x21x21x16 * 3x3x16x32 -> 1x9x9x32.",
+    typed_conv_prog(x.shape, w.shape, (1, 9, 9, 32), "f16", "f16", 2, 2),
+    [Run("main", [T(x, "f16"), T(w, "f16")], [T(conv2d_dilated(x, w, 2, 2), "f16")], atol=0, rtol=0)]))
+
 x, w = f32(1, 5, 5, 3), f32(3, 3, 3)
 ref = np.zeros((1, 3, 3, 3))
 for i in range(3):

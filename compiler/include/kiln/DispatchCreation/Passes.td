@@ -20,6 +20,35 @@ def FuseElementwiseOpsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvolutionsToMatmulsPass
+    : Pass<"kiln-convolutions-to-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Rewrites f16/bf16 2-D NHWC convolutions as im2col + matmul";
+  let description = [{
+    A `linalg.conv_2d_nhwc_hwcf` with static shapes and f16 or bf16 input
+    and filter (any strides and dilations) becomes:
+
+    - an im2col gather: a `linalg.generic` writing the N x OH x OW x KH x
+      KW x C patches of the input (input map `(n, oh, ow, kh, kw, c) -> (n,
+      oh * sh + kh * dh, ow * sw + kw * dw, c)`), viewed as the (N*OH*OW) x
+      (KH*KW*C) matrix A by a `tensor.collapse_shape`;
+    - the filter viewed as the (KH*KW*C) x F matrix B;
+    - `linalg.matmul` A x B with an f32 accumulator: the convolution's own
+      init (collapsed) when it is f32; for an f16/bf16 init, a fill of the
+      same value widened to f32 (or the init extended), and the product
+      truncated back after the matmul, so the sum accumulates in f32 and
+      rounds once;
+    - the result expanded back to N x OH x OW x F.
+
+    The matmul is then a contraction that GPU targets run with the matrix-
+    core recipe, and every target accumulates in f32 (a named convolution
+    with an f16 result would accumulate in f16). The im2col buffer holds
+    KH*KW times the input.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def SplitReductionsPass
     : Pass<"kiln-split-reductions", "::mlir::func::FuncOp"> {
   let summary = "Splits reductions with few results into partial and final ops";

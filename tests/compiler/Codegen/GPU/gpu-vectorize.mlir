@@ -171,3 +171,28 @@ func.func @column_chunks(%x: memref<64x512xf32>, %w: memref<64xf32>, %out: memre
   } {mapping = [#gpu.thread<linear_dim_0>]}
   return
 }
+
+// -----
+
+// The im2col gather of a convolution (kiln-convolutions-to-matmuls): the
+// input is read through (n, oh + kh, ow + kw, c), not a projected
+// permutation, so the upstream vectorizer declines; the chunk of 8 channels
+// is contiguous in both operands and is vectorized by hand: one 128-bit
+// load at the mapped position, one store, and the output is not read.
+// CHECK-LABEL: func.func @im2col_chunk
+// CHECK: scf.forall
+// CHECK-NOT: vector.load %{{.*}} : memref<1x1x1x1x1x8xf16
+// CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
+// CHECK: vector.store %[[V]], %{{.*}} : memref<1x1x1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
+// CHECK-NOT: linalg.generic
+func.func @im2col_chunk(%x: memref<2x10x10x64xf16>, %p: memref<2x8x8x3x3x64xf16>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  scf.forall (%kh, %kw, %c) = (0, 0, 0) to (3, 3, 64) step (1, 1, 8) {
+    %xs = memref.subview %x[0, %kh, %kw, %c] [1, 1, 1, 8] [1, 1, 1, 1] : memref<2x10x10x64xf16> to memref<1x1x1x8xf16, strided<[6400, 640, 64, 1], offset: ?>>
+    %ps = memref.subview %p[0, 0, 0, %kh, %kw, %c] [1, 1, 1, 1, 1, 8] [1, 1, 1, 1, 1, 1] : memref<2x8x8x3x3x64xf16> to memref<1x1x1x1x1x8xf16, strided<[36864, 4608, 576, 192, 64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d3, d2 + d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%xs : memref<1x1x1x8xf16, strided<[6400, 640, 64, 1], offset: ?>>) outs(%ps : memref<1x1x1x1x1x8xf16, strided<[36864, 4608, 576, 192, 64, 1], offset: ?>>) {
+    ^bb0(%in: f16, %out: f16):
+      linalg.yield %in : f16
+    }
+  }
+  return
+}

@@ -1,0 +1,75 @@
+// RUN: kiln-opt %s --split-input-file --kiln-convolutions-to-matmuls | FileCheck %s
+
+// f16 input and filter, f32 result: the im2col gather with the stride and
+// dilation in its input map, both operands viewed as matrices, a matmul
+// into the convolution's own (collapsed) init, the result expanded back.
+// CHECK-DAG: #[[$PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d3 * 3, d2 * 2 + d4 * 3, d5)>
+// CHECK-LABEL: func.func @f32_result
+// CHECK-SAME: (%[[X:.*]]: tensor<1x20x20x8xf16>, %[[W:.*]]: tensor<3x3x8x16xf16>)
+// CHECK: %[[INIT:.*]] = linalg.fill {{.*}} -> tensor<1x7x7x16xf32>
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$PATCH]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]] : tensor<1x20x20x8xf16>) outs(%{{.*}} : tensor<1x7x7x3x3x8xf16>)
+// CHECK: %[[A:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<1x7x7x3x3x8xf16> into tensor<49x72xf16>
+// CHECK: %[[B:.*]] = tensor.collapse_shape %[[W]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x8x16xf16> into tensor<72x16xf16>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[INIT]] {{\[\[}}0, 1, 2], [3]] : tensor<1x7x7x16xf32> into tensor<49x16xf32>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<49x72xf16>, tensor<72x16xf16>) outs(%[[C]] : tensor<49x16xf32>)
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[M]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 7, 7, 16]
+// CHECK: return %[[R]]
+// CHECK-NOT: linalg.conv_2d
+func.func @f32_result(%x: tensor<1x20x20x8xf16>, %w: tensor<3x3x8x16xf16>) -> tensor<1x7x7x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x16xf32>) -> tensor<1x7x7x16xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<3> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x20x20x8xf16>, tensor<3x3x8x16xf16>) outs(%f : tensor<1x7x7x16xf32>) -> tensor<1x7x7x16xf32>
+  return %c : tensor<1x7x7x16xf32>
+}
+
+// -----
+
+// bf16 result from a fill: the matmul accumulates into an f32 fill of the
+// widened value, and the product is truncated once.
+// CHECK-LABEL: func.func @bf16_result_fill
+// CHECK: %[[V:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%[[V]] : f32) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x18xbf16>, tensor<18x4xbf16>) outs(%[[ACC]] : tensor<16x4xf32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: tensor.expand_shape %[[T]]
+func.func @bf16_result_fill(%x: tensor<1x6x6x2xbf16>, %w: tensor<3x3x2x4xbf16>) -> tensor<1x4x4x4xbf16> {
+  %one = arith.constant 1.0 : bf16
+  %e = tensor.empty() : tensor<1x4x4x4xbf16>
+  %f = linalg.fill ins(%one : bf16) outs(%e : tensor<1x4x4x4xbf16>) -> tensor<1x4x4x4xbf16>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) outs(%f : tensor<1x4x4x4xbf16>) -> tensor<1x4x4x4xbf16>
+  return %c : tensor<1x4x4x4xbf16>
+}
+
+// -----
+
+// An f16 init that is not a fill (an accumulation into an input): extended
+// to f32 elementwise first.
+// CHECK-LABEL: func.func @f16_accumulate
+// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<1x4x4x4xf16> into tensor<16x4xf16>
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<16x4xf16>) outs(%{{.*}} : tensor<16x4xf32>)
+// CHECK: arith.extf
+// CHECK: linalg.matmul {{.*}} outs(%[[E]] : tensor<16x4xf32>)
+// CHECK: arith.truncf
+func.func @f16_accumulate(%x: tensor<1x6x6x2xf16>, %w: tensor<3x3x2x4xf16>, %acc: tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16> {
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x6x6x2xf16>, tensor<3x3x2x4xf16>) outs(%acc : tensor<1x4x4x4xf16>) -> tensor<1x4x4x4xf16>
+  return %c : tensor<1x4x4x4xf16>
+}
+
+// -----
+
+// Left alone: f32 convolutions (the targets' own kernels) and mixed types.
+// CHECK-LABEL: func.func @f32_conv
+// CHECK: linalg.conv_2d_nhwc_hwcf
+// CHECK-LABEL: func.func @mixed_types
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @f32_conv(%x: tensor<1x6x6x2xf32>, %w: tensor<3x3x2x4xf32>, %acc: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x6x6x2xf32>, tensor<3x3x2x4xf32>) outs(%acc : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c : tensor<1x4x4x4xf32>
+}
+func.func @mixed_types(%x: tensor<1x6x6x2xf16>, %w: tensor<3x3x2x4xbf16>, %acc: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x6x6x2xf16>, tensor<3x3x2x4xbf16>) outs(%acc : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c : tensor<1x4x4x4xf32>
+}
