@@ -43,10 +43,9 @@ using namespace mlir::kiln;
 
 namespace {
 
-// Without swizzling (the MFMA form), shared-memory rows are padded by this
-// many elements so that the lanes of a subgroup reading a fragment hit
-// distinct banks.
-constexpr int64_t kSharedPadding = 8;
+// Without swizzling (the AMD forms and layout fragments), shared-memory
+// rows are padded by 16 bytes so that the lanes of a subgroup reading a
+// fragment hit distinct banks and rows stay 16-byte aligned.
 constexpr int64_t kCopyBits = 128;
 // Shared memory is read in 16-byte chunks; 8 of them span the 32 banks.
 constexpr int64_t kChunkBytes = 16;
@@ -412,7 +411,8 @@ LogicalResult ContractionEmitter::emitMatrix() {
   // B's shared slice: K x N, or N x K when B is transposed.
   int64_t bRows = transposedB ? config.tileN : config.tileK;
   int64_t bCols = transposedB ? config.tileK : config.tileN;
-  Type f32 = b.getF32Type();
+  // f32 accumulators, or i32 for 8-bit integers.
+  Type accElement = getMatrixAccumulatorType(*config.intrinsic, context);
   auto sharedSpace =
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
 
@@ -452,7 +452,9 @@ LogicalResult ContractionEmitter::emitMatrix() {
     stages.push_back(config.pipelineDepth);
   auto sharedType = [&](int64_t rows, int64_t cols) {
     SmallVector<int64_t> shape(stages);
-    shape.append({rows, cols + (swizzle ? 0 : kSharedPadding)});
+    shape.append(
+        {rows,
+         cols + (swizzle ? 0 : kCopyBits / inType.getIntOrFloatBitWidth())});
     return MemRefType::get(shape, inType, nullptr, sharedSpace);
   };
   IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
@@ -473,14 +475,18 @@ LogicalResult ContractionEmitter::emitMatrix() {
   };
 
   // Accumulators: the fill's value, else C's contents.
-  auto accType = VectorType::get({info.cCount}, f32);
+  auto accType = VectorType::get({info.cCount}, accElement);
   SmallVector<Value> init;
   for (int64_t tm = 0; tm < tilesM; ++tm) {
     for (int64_t tn = 0; tn < tilesN; ++tn) {
       if (contraction.fill) {
         Value value = contraction.fill.getDpsInputs()[0];
-        if (value.getType() != f32)
-          value = arith::ExtFOp::create(b, loc, f32, value);
+        if (value.getType() != accElement)
+          value =
+              isa<FloatType>(accElement)
+                  ? arith::ExtFOp::create(b, loc, accElement, value).getResult()
+                  : arith::ExtSIOp::create(b, loc, accElement, value)
+                        .getResult();
         init.push_back(vector::BroadcastOp::create(b, loc, accType, value));
         continue;
       }
@@ -492,9 +498,9 @@ LogicalResult ContractionEmitter::emitMatrix() {
               memref::LoadOp::create(b, loc, c, ValueRange{row, col}));
           continue;
         }
-        auto guarded = scf::IfOp::create(
-            b, loc, TypeRange{f32}, inside(row, col, mLimit, nLimit),
-            /*withElseRegion=*/true);
+        auto guarded = scf::IfOp::create(b, loc, TypeRange{accElement},
+                                         inside(row, col, mLimit, nLimit),
+                                         /*withElseRegion=*/true);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(guarded.thenBlock());
         scf::YieldOp::create(
@@ -503,7 +509,8 @@ LogicalResult ContractionEmitter::emitMatrix() {
         b.setInsertionPointToStart(guarded.elseBlock());
         scf::YieldOp::create(
             b, loc,
-            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)).getResult());
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(accElement))
+                .getResult());
         elements.push_back(guarded.getResult(0));
       }
       init.push_back(vector::FromElementsOp::create(b, loc, accType, elements));
@@ -1061,6 +1068,9 @@ static LogicalResult checkOperands(const ContractionConfig &config,
   Type in = config.intrinsic
                 ? getMatrixInputType(*config.intrinsic, matmul.getContext())
                 : Float32Type::get(matmul.getContext());
+  Type acc = config.intrinsic ? getMatrixAccumulatorType(*config.intrinsic,
+                                                         matmul.getContext())
+                              : Float32Type::get(matmul.getContext());
   // The operands' dims are batch..., then M, K / K, N (N, K) / M, N; the
   // batch dims are one batch per workgroup. The cp.async form also takes
   // partial tiles (M or N below the tile, possibly dynamic; K a multiple of
@@ -1088,26 +1098,25 @@ static LogicalResult checkOperands(const ContractionConfig &config,
     return type.getDimSize(dim) == tile ||
            (masked && type.getDimSize(dim) < tile);
   };
-  bool fits = shaped(aType, true) && shaped(bType, true) &&
-              shaped(cType, false) &&
-              (config.intrinsic || !dims.transposedB) &&
-              fitsTile(aType, batch, config.tileM) &&
-              fitsTile(bType, dims.transposedB ? batch : batch + 1,
-                       config.tileN) &&
-              !aType.isDynamicDim(batch + 1) &&
-              (aType.getDimSize(batch + 1) % config.tileK == 0 ||
-               (masked && aType.getDimSize(batch + 1) % chunk == 0)) &&
-              aType.getElementType() == in && bType.getElementType() == in &&
-              cType.getElementType().isF32();
+  bool fits =
+      shaped(aType, true) && shaped(bType, true) && shaped(cType, false) &&
+      (config.intrinsic || !dims.transposedB) &&
+      fitsTile(aType, batch, config.tileM) &&
+      fitsTile(bType, dims.transposedB ? batch : batch + 1, config.tileN) &&
+      !aType.isDynamicDim(batch + 1) &&
+      (aType.getDimSize(batch + 1) % config.tileK == 0 ||
+       (masked && aType.getDimSize(batch + 1) % chunk == 0)) &&
+      aType.getElementType() == in && bType.getElementType() == in &&
+      cType.getElementType() == acc;
   if (!fits)
     return matmul.emitError()
            << "contraction strategy: the workgroup's matmul does not fit "
-           << name << " tiles of " << config.tileM << "x" << config.tileN
-           << "x" << config.tileK << ": expected " << (masked ? "up to " : "")
+           << name << " tiles of " << config.tileM << "x" << config.tileN << "x"
+           << config.tileK << ": expected " << (masked ? "up to " : "")
            << config.tileM << "xK " << in << " * Kx" << config.tileN << " "
            << in << (config.intrinsic ? " (or B as " : "")
            << (config.intrinsic ? std::to_string(config.tileN) + "xK)" : "")
-           << " -> f32 with K a multiple of "
+           << " -> " << acc << " with K a multiple of "
            << (masked ? chunk : config.tileK)
            << (masked ? " and rows of whole 16-byte chunks" : "")
            << (batch ? ", one batch per workgroup" : "");

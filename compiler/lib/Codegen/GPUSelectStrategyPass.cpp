@@ -88,7 +88,7 @@ static int64_t contractionSharedBytes(const ContractionTiling &tiling,
   if (simt)
     return tiling.tileK * (tiling.tileM + tiling.tileN + 8) * elementBytes;
   int64_t stages = std::max<int64_t>(1, tiling.pipelineDepth);
-  int64_t padding = tiling.pipelineDepth ? 0 : 8;
+  int64_t padding = tiling.pipelineDepth ? 0 : 16 / elementBytes;
   return stages * elementBytes *
          (tiling.tileM * (tiling.tileK + padding) +
           tiling.tileK * (tiling.tileN + padding));
@@ -144,8 +144,14 @@ static bool selectContraction(Operation *root, Operation *producer,
   auto elementType = [](Value v) { return getElementTypeOrSelf(v.getType()); };
   Type a = elementType(linalgOp.getDpsInputs()[0]);
   Type b = elementType(linalgOp.getDpsInputs()[1]);
-  if (a != b || !elementType(linalgOp.getDpsInits()[0]).isF32() ||
-      (a.isF32() && contraction->transposedB))
+  // f32 accumulators of f16, bf16 and f32; i32 of signed 8-bit integers.
+  Type acc = elementType(linalgOp.getDpsInits()[0]);
+  bool i8 = a.isInteger(8);
+  bool signedCasts =
+      llvm::none_of(linalgOp.getBlock()->getOperations(),
+                    [](Operation &op) { return isa<arith::ExtUIOp>(op); });
+  if (a != b || (a.isF32() && contraction->transposedB) ||
+      (i8 ? !acc.isInteger(32) || !signedCasts : !acc.isF32()))
     return false;
 
   // The form for these operands on this chip, and its tilings (largest
@@ -167,9 +173,21 @@ static bool selectContraction(Operation *root, Operation *producer,
     // stage with padded rows.
     static const ContractionTiling kAmd[] = {
         {128, 128, 32, 2, 2}, {64, 64, 32, 2, 2}, {32, 32, 32, 1, 1}};
-    tilings = kAmd;
+    // K slices of 64 bytes for 8-bit integers (the gfx950 form takes 64).
+    static const ContractionTiling kAmdI8[] = {
+        {128, 128, 64, 2, 2}, {64, 64, 64, 2, 2}, {32, 32, 64, 1, 1}};
+    tilings = i8 ? ArrayRef<ContractionTiling>(kAmdI8)
+                 : ArrayRef<ContractionTiling>(kAmd);
     intrinsic = getMatrixIntrinsicInfo(*amd).name.str();
     lanes = subgroupSize;
+  } else if (i8 && hasMmaSync(chip) && subgroupSize == 32) {
+    // NVIDIA 8-bit integers: mma.sync m16n8k32 with fragments read by the
+    // layout table from one padded stage (no ldmatrix form for 8 bits).
+    static const ContractionTiling kLayoutI8[] = {{128, 128, 64, 2, 2},
+                                                  {64, 64, 64, 2, 2}};
+    tilings = kLayoutI8;
+    intrinsic = "mma_sync_i32_16x8x32_s8";
+    lanes = 32;
   } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
              subgroupSize == 32) {
     // NVIDIA: mma.sync, 2x2 warps (each 64x64 of a 128x128 tile, or 32x32

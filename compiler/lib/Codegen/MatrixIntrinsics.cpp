@@ -7,11 +7,16 @@
 //    2t + h + 8 * (r / 2); B register r holds rows 2t + h + 8r of column
 //    groupID; the f32 accumulators c0..c3 hold row groupID (c0, c1) or
 //    groupID + 8 (c2, c3), column 2t + (i % 2).
-//  - v_mfma_f32_16x16x{16,32}_{f16,bf16} (AMD CDNA ISA, matrix instruction
-//    calculator): with e elements per lane (4 for K = 16, 8 for K = 32),
+//  - mma.sync m16n8k32 .s8 (PTX ISA, "Matrix Fragments for mma.m16n8k32"):
+//    A element i (4 per register) holds row groupID + 8 * ((i / 4) % 2),
+//    column 4t + i % 4 + 16 * (i / 8); B element i holds rows 4t + i % 4 +
+//    16 * (i / 4) of column groupID; the s32 accumulators as for f32.
+//  - v_mfma_{f32,i32}_16x16xK_{f16,bf16,i8} (AMD CDNA ISA, matrix instruction
+//    calculator): with e = K / 4 elements per lane,
 //    lane l = 16 * g + j holds A[j][e * g + i], B[e * g + i][j] (i < e) and
 //    C[4 * g + i][j] (i < 4).
-//  - v_wmma_f32_16x16x16_{f16,bf16} on RDNA 3 (gfx11, wave32; AMD's RDNA 3
+//  - v_wmma_{f32,i32}_16x16x16_{f16,bf16,iu8} on RDNA 3 (gfx11, wave32; AMD's
+//  RDNA 3
 //    WMMA guide): lane l holds row l % 16 of A and column l % 16 of B, all
 //    16 K elements (lanes 16-31 repeat lanes 0-15), and C[2 * i + l / 16]
 //    [l % 16], i < 8.
@@ -48,16 +53,27 @@ const MatrixIntrinsicInfo kIntrinsics[] = {
     {MI::WMMA_GFX11_F32_16x16x16_BF16,"wmma_gfx11_f32_16x16x16_bf16", 16, 16, 16, 32, 16, 16, 8, 2},
     {MI::WMMA_GFX12_F32_16x16x16_F16, "wmma_gfx12_f32_16x16x16_f16",  16, 16, 16, 32, 8, 8, 8, 1},
     {MI::WMMA_GFX12_F32_16x16x16_BF16,"wmma_gfx12_f32_16x16x16_bf16", 16, 16, 16, 32, 8, 8, 8, 1},
+    {MI::MMA_SYNC_I32_16x8x32_S8,     "mma_sync_i32_16x8x32_s8",      16, 8,  32, 32, 16, 8, 4, 1},
+    {MI::MFMA_I32_16x16x16_I8,        "mfma_i32_16x16x16_i8",         16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_I32_16x16x32_I8,        "mfma_i32_16x16x32_i8",         16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::MFMA_I32_16x16x64_I8,        "mfma_i32_16x16x64_i8",         16, 16, 64, 64, 16, 16, 4, 1},
+    {MI::WMMA_GFX11_I32_16x16x16_I8,  "wmma_gfx11_i32_16x16x16_i8",   16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX12_I32_16x16x16_I8,  "wmma_gfx12_i32_16x16x16_i8",   16, 16, 16, 32, 8, 8, 8, 1},
 };
 // clang-format on
 
-enum class Family { MmaSync, Mfma, WmmaGfx11, WmmaGfx12 };
+enum class Family { MmaSync, MmaSyncS8, Mfma, WmmaGfx11, WmmaGfx12 };
 
 Family getFamily(MatrixIntrinsic kind) {
   switch (kind) {
   case MI::MMA_SYNC_F32_16x8x16_F16:
   case MI::MMA_SYNC_F32_16x8x16_BF16:
     return Family::MmaSync;
+  case MI::MMA_SYNC_I32_16x8x32_S8:
+    return Family::MmaSyncS8;
+  case MI::MFMA_I32_16x16x16_I8:
+  case MI::MFMA_I32_16x16x32_I8:
+  case MI::MFMA_I32_16x16x64_I8:
   case MI::MFMA_F32_16x16x16_F16:
   case MI::MFMA_F32_16x16x16_BF16:
   case MI::MFMA_F32_16x16x32_F16:
@@ -65,16 +81,33 @@ Family getFamily(MatrixIntrinsic kind) {
     return Family::Mfma;
   case MI::WMMA_GFX11_F32_16x16x16_F16:
   case MI::WMMA_GFX11_F32_16x16x16_BF16:
+  case MI::WMMA_GFX11_I32_16x16x16_I8:
     return Family::WmmaGfx11;
   case MI::WMMA_GFX12_F32_16x16x16_F16:
   case MI::WMMA_GFX12_F32_16x16x16_BF16:
+  case MI::WMMA_GFX12_I32_16x16x16_I8:
     return Family::WmmaGfx12;
   }
   llvm_unreachable("unknown matrix intrinsic");
 }
 
 bool isMmaSync(MatrixIntrinsic kind) {
-  return getFamily(kind) == Family::MmaSync;
+  Family family = getFamily(kind);
+  return family == Family::MmaSync || family == Family::MmaSyncS8;
+}
+
+bool hasI8Inputs(MatrixIntrinsic kind) {
+  switch (kind) {
+  case MI::MMA_SYNC_I32_16x8x32_S8:
+  case MI::MFMA_I32_16x16x16_I8:
+  case MI::MFMA_I32_16x16x32_I8:
+  case MI::MFMA_I32_16x16x64_I8:
+  case MI::WMMA_GFX11_I32_16x16x16_I8:
+  case MI::WMMA_GFX12_I32_16x16x16_I8:
+    return true;
+  default:
+    return false;
+  }
 }
 
 bool hasBF16Inputs(MatrixIntrinsic kind) {
@@ -121,6 +154,7 @@ static AffineMap getAMDOperandLayout(MatrixIntrinsic kind,
   case Family::WmmaGfx11:
     return AffineMap::get(2, 0, {lane % 16, e}, context);
   case Family::MmaSync:
+  case Family::MmaSyncS8:
     break;
   }
   llvm_unreachable("not an AMD intrinsic");
@@ -131,6 +165,11 @@ AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context) {
     return getAMDOperandLayout(kind, context);
   AffineExpr lane, e;
   bindDims(context, lane, e);
+  if (getFamily(kind) == Family::MmaSyncS8)
+    return AffineMap::get(2, 0,
+                          {lane.floorDiv(4) + (e.floorDiv(4) % 2) * 8,
+                           (lane % 4) * 4 + e % 4 + e.floorDiv(8) * 16},
+                          context);
   AffineExpr r = e.floorDiv(2), h = e % 2;
   return AffineMap::get(
       2, 0,
@@ -143,6 +182,10 @@ AffineMap getFragmentLayoutB(MatrixIntrinsic kind, MLIRContext *context) {
     return getAMDOperandLayout(kind, context);
   AffineExpr lane, e;
   bindDims(context, lane, e);
+  if (getFamily(kind) == Family::MmaSyncS8)
+    return AffineMap::get(
+        2, 0, {lane.floorDiv(4), (lane % 4) * 4 + e % 4 + e.floorDiv(4) * 16},
+        context);
   AffineExpr r = e.floorDiv(2), h = e % 2;
   return AffineMap::get(2, 0, {lane.floorDiv(4), (lane % 4) * 2 + h + r * 8},
                         context);
@@ -153,6 +196,7 @@ AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context) {
   bindDims(context, lane, e);
   switch (getFamily(kind)) {
   case Family::MmaSync:
+  case Family::MmaSyncS8:
     return AffineMap::get(
         2, 0, {lane.floorDiv(4) + e.floorDiv(2) * 8, (lane % 4) * 2 + e % 2},
         context);
@@ -169,22 +213,63 @@ AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context) {
   llvm_unreachable("unknown matrix intrinsic");
 }
 
-bool usesLdMatrix(MatrixIntrinsic kind) { return isMmaSync(kind); }
+bool usesLdMatrix(MatrixIntrinsic kind) {
+  return getFamily(kind) == Family::MmaSync;
+}
 
 int64_t getContiguousAElements(MatrixIntrinsic kind) {
-  // mma.sync: register pairs; AMD: a lane's whole fragment is one run of K.
-  return isMmaSync(kind) ? 2 : getMatrixIntrinsicInfo(kind).aCount;
+  // mma.sync: the elements of one 32-bit register; AMD: a lane's whole
+  // fragment is one run of K.
+  switch (getFamily(kind)) {
+  case Family::MmaSync:
+    return 2;
+  case Family::MmaSyncS8:
+    return 4;
+  default:
+    return getMatrixIntrinsicInfo(kind).aCount;
+  }
 }
 
 Type getMatrixInputType(MatrixIntrinsic kind, MLIRContext *context) {
   if (hasBF16Inputs(kind))
     return BFloat16Type::get(context);
+  if (hasI8Inputs(kind))
+    return IntegerType::get(context, 8);
   return Float16Type::get(context);
+}
+
+Type getMatrixAccumulatorType(MatrixIntrinsic kind, MLIRContext *context) {
+  if (hasI8Inputs(kind))
+    return IntegerType::get(context, 32);
+  return Float32Type::get(context);
+}
+
+std::optional<MatrixIntrinsic> getNvidiaMatrixIntrinsic(Type inputType) {
+  if (inputType.isF16())
+    return MI::MMA_SYNC_F32_16x8x16_F16;
+  if (inputType.isBF16())
+    return MI::MMA_SYNC_F32_16x8x16_BF16;
+  if (inputType.isInteger(8))
+    return MI::MMA_SYNC_I32_16x8x32_S8;
+  return std::nullopt;
 }
 
 std::optional<MatrixIntrinsic>
 getAMDMatrixIntrinsic(StringRef chip, int64_t subgroupSize, Type inputType) {
   bool f16 = inputType.isF16(), bf16 = inputType.isBF16();
+  if (inputType.isInteger(8)) {
+    if (subgroupSize == 64 && chip == "gfx90a")
+      return MI::MFMA_I32_16x16x16_I8;
+    if (subgroupSize == 64 && chip == "gfx942")
+      return MI::MFMA_I32_16x16x32_I8;
+    if (subgroupSize == 64 && chip == "gfx950")
+      return MI::MFMA_I32_16x16x64_I8;
+    if (subgroupSize == 32 && chip.starts_with("gfx11"))
+      return MI::WMMA_GFX11_I32_16x16x16_I8;
+    if (subgroupSize == 32 && chip.starts_with("gfx12"))
+      return MI::WMMA_GFX12_I32_16x16x16_I8;
+    return std::nullopt;
+  }
   if (!f16 && !bf16)
     return std::nullopt;
   if (subgroupSize == 64) {
@@ -219,28 +304,31 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
     return amdgpu::WMMAOp::create(b, loc, accType, info.m, info.n, info.k, a,
                                   bValue, c);
   case Family::MmaSync:
+  case Family::MmaSyncS8:
     break;
   }
 
   // nvvm.mma.sync takes 32-bit registers: pairs of 16-bit elements (f16 as
-  // vector<2xf16>, bf16 as i32), and the accumulators one by one.
-  bool bf16 = hasBF16Inputs(kind);
+  // vector<2xf16>, bf16 as i32) or quadruples of s8 (as i32), and the
+  // accumulators one by one.
+  bool bf16 = hasBF16Inputs(kind), s8 = hasI8Inputs(kind);
   Type elementType = getMatrixInputType(kind, b.getContext());
-  auto pairType = VectorType::get({2}, elementType);
+  int64_t perRegister = 32 / elementType.getIntOrFloatBitWidth();
+  auto partType = VectorType::get({perRegister}, elementType);
   auto registers = [&](Value v, int64_t count) {
     SmallVector<Value> out;
-    for (int64_t r = 0; r < count / 2; ++r) {
-      Value low = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{2 * r});
-      Value high =
-          vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{2 * r + 1});
-      Value pair = vector::FromElementsOp::create(b, loc, pairType,
-                                                  ValueRange{low, high});
-      if (bf16) {
+    for (int64_t r = 0; r < count / perRegister; ++r) {
+      SmallVector<Value> parts;
+      for (int64_t i = 0; i < perRegister; ++i)
+        parts.push_back(vector::ExtractOp::create(
+            b, loc, v, ArrayRef<int64_t>{perRegister * r + i}));
+      Value reg = vector::FromElementsOp::create(b, loc, partType, parts);
+      if (bf16 || s8) {
         Value word = vector::BitCastOp::create(
-            b, loc, VectorType::get({1}, b.getI32Type()), pair);
-        pair = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+            b, loc, VectorType::get({1}, b.getI32Type()), reg);
+        reg = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
       }
-      out.push_back(pair);
+      out.push_back(reg);
     }
     return out;
   };
@@ -249,18 +337,20 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
   SmallVector<Value> cRegs;
   for (int64_t i = 0; i < info.cCount; ++i)
     cRegs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
-  Type f32 = b.getF32Type();
+  Type accElement = accType.getElementType();
   auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(info.cCount, f32));
-  std::optional<std::array<NVVM::MMATypes, 2>> ptxTypes;
-  if (bf16)
-    ptxTypes = {NVVM::MMATypes::bf16, NVVM::MMATypes::bf16};
-  else
-    ptxTypes = {NVVM::MMATypes::f16, NVVM::MMATypes::f16};
+      b.getContext(), SmallVector<Type>(info.cCount, accElement));
+  NVVM::MMATypes ptxType = s8     ? NVVM::MMATypes::s8
+                           : bf16 ? NVVM::MMATypes::bf16
+                                  : NVVM::MMATypes::f16;
+  // Integer products wrap like the i32 arithmetic they stand for.
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (s8)
+    overflow = NVVM::MMAIntOverflow::wrapped;
   Value result = NVVM::MmaOp::create(
       b, loc, resultType, aRegs, bRegs, cRegs,
-      ArrayRef<int64_t>{info.m, info.n, info.k}, std::nullopt, std::nullopt,
-      ptxTypes,
+      ArrayRef<int64_t>{info.m, info.n, info.k}, std::nullopt, overflow,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> elements;

@@ -46,6 +46,17 @@ enum class MatrixIntrinsic {
   // the two halves of the wave.
   WMMA_GFX12_F32_16x16x16_F16,
   WMMA_GFX12_F32_16x16x16_BF16,
+  // 8-bit integers (signed), i32 accumulators:
+  // NVIDIA sm_80+: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32.
+  MMA_SYNC_I32_16x8x32_S8,
+  // AMD: v_mfma_i32_16x16x16i8 (gfx90a), v_mfma_i32_16x16x32_i8 (gfx942),
+  // v_mfma_i32_16x16x64_i8 (gfx950), v_wmma_i32_16x16x16_iu8 (gfx11,
+  // gfx12).
+  MFMA_I32_16x16x16_I8,
+  MFMA_I32_16x16x32_I8,
+  MFMA_I32_16x16x64_I8,
+  WMMA_GFX11_I32_16x16x16_I8,
+  WMMA_GFX12_I32_16x16x16_I8,
 };
 
 struct MatrixIntrinsicInfo {
@@ -79,11 +90,17 @@ bool usesLdMatrix(MatrixIntrinsic kind);
 // be read with one vector load (1 when none are).
 int64_t getContiguousAElements(MatrixIntrinsic kind);
 
-// The element type of the A and B operands.
+// The element type of the A and B operands, and of the accumulators (f32,
+// or i32 for the 8-bit integer forms).
 Type getMatrixInputType(MatrixIntrinsic kind, MLIRContext *context);
+Type getMatrixAccumulatorType(MatrixIntrinsic kind, MLIRContext *context);
 
-// The AMD matrix instruction for `inputType` (f16 or bf16) x `inputType` ->
-// f32 on `chip` with subgroups of `subgroupSize` lanes, if the chip has one:
+// The NVIDIA instruction for `inputType` (f16, bf16 or i8) on sm_80+.
+std::optional<MatrixIntrinsic> getNvidiaMatrixIntrinsic(Type inputType);
+
+// The AMD matrix instruction for `inputType` (f16, bf16 or i8) x
+// `inputType` -> f32 (i32) on `chip` with subgroups of `subgroupSize`
+// lanes, if the chip has one:
 // MFMA on gfx90a, gfx942 and gfx950 (wave64; the K=32 forms on gfx950), WMMA
 // on gfx11 and gfx12 (wave32).
 std::optional<MatrixIntrinsic>

@@ -96,20 +96,54 @@ Position wmma12C(int64_t lane, int64_t e) {
   return {e + 8 * (lane / 16), lane % 16};
 }
 
+// PTX ISA, "Matrix Fragments for mma.m16n8k32" (.s8): a0..a15, four per
+// 32-bit register; row groupID for a0-a3 and a8-a11, groupID + 8 for a4-a7
+// and a12-a15; col threadID_in_group * 4 + (i & 3), + 16 for a8-a15.
+// b0..b7: row (k) threadID_in_group * 4 + (i & 3), + 16 for b4-b7; col (n)
+// groupID. The s32 accumulators as for f32 (mmaC).
+Position mmaS8A(int64_t lane, int64_t i) {
+  int64_t group = lane >> 2, t = lane % 4;
+  bool lower = i < 4 || (i >= 8 && i < 12);
+  return {lower ? group : group + 8, t * 4 + (i & 3) + (i >= 8 ? 16 : 0)};
+}
+Position mmaS8B(int64_t lane, int64_t i) {
+  int64_t group = lane >> 2, t = lane % 4;
+  return {group, t * 4 + (i & 3) + (i >= 4 ? 16 : 0)};
+}
+
+// AMD matrix instruction calculator, v_mfma_i32_16x16x64_i8 (gfx950): A[i][k]
+// in lane i + 16 * (k / 16), register byte k % 16; B likewise; D as for the
+// f32 16x16 forms. (v_mfma_i32_16x16x16i8 and 16x16x32_i8 have the layouts
+// of the f16 forms with the same K.)
+Position mfma64A(int64_t lane, int64_t e) {
+  return {lane % 16, 16 * (lane / 16) + e};
+}
+Position mfma64B(int64_t lane, int64_t e) {
+  return {lane % 16, 16 * (lane / 16) + e};
+}
+
 DocumentedLayout documented(MatrixIntrinsic kind) {
   switch (kind) {
   case MatrixIntrinsic::MFMA_F32_16x16x16_F16:
   case MatrixIntrinsic::MFMA_F32_16x16x16_BF16:
+  case MatrixIntrinsic::MFMA_I32_16x16x16_I8:
     return {mfmaA, mfmaB, mfmaC};
   case MatrixIntrinsic::MFMA_F32_16x16x32_F16:
   case MatrixIntrinsic::MFMA_F32_16x16x32_BF16:
+  case MatrixIntrinsic::MFMA_I32_16x16x32_I8:
     return {mfma32A, mfma32B, mfmaC};
+  case MatrixIntrinsic::MFMA_I32_16x16x64_I8:
+    return {mfma64A, mfma64B, mfmaC};
   case MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_F16:
   case MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_BF16:
+  case MatrixIntrinsic::WMMA_GFX11_I32_16x16x16_I8:
     return {wmma11A, wmma11B, wmma11C};
   case MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_F16:
   case MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_BF16:
+  case MatrixIntrinsic::WMMA_GFX12_I32_16x16x16_I8:
     return {wmma12A, wmma12B, wmma12C};
+  case MatrixIntrinsic::MMA_SYNC_I32_16x8x32_S8:
+    return {mmaS8A, mmaS8B, mmaC};
   case MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16:
   case MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16:
     return {mmaA, mmaB, mmaC};
@@ -136,7 +170,13 @@ const MatrixIntrinsic kAll[] = {MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16,
                                 MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_F16,
                                 MatrixIntrinsic::WMMA_GFX11_F32_16x16x16_BF16,
                                 MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_F16,
-                                MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_BF16};
+                                MatrixIntrinsic::WMMA_GFX12_F32_16x16x16_BF16,
+                                MatrixIntrinsic::MMA_SYNC_I32_16x8x32_S8,
+                                MatrixIntrinsic::MFMA_I32_16x16x16_I8,
+                                MatrixIntrinsic::MFMA_I32_16x16x32_I8,
+                                MatrixIntrinsic::MFMA_I32_16x16x64_I8,
+                                MatrixIntrinsic::WMMA_GFX11_I32_16x16x16_I8,
+                                MatrixIntrinsic::WMMA_GFX12_I32_16x16x16_I8};
 
 class MatrixIntrinsicsTest : public ::testing::TestWithParam<MatrixIntrinsic> {
  protected:

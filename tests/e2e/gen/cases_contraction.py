@@ -103,3 +103,50 @@ CASES.append(Case(
     matmul_program("f32", "f32", "bias_relu", extra_args=f", %bias_v: tensor<{N}xf32>"),
     [Run("main", [T(a, "f32"), T(b, "f32"), T(bias, "f32")],
          [T(np.maximum(ref(a, b) + bias, 0), "f32")], atol=0, rtol=0)]))
+
+# 8-bit integers with i32 accumulators (signed): mma.sync m16n8k32 on NVIDIA
+# (fragments by the layout table), MFMA/WMMA i8 on AMD. The full i8 range;
+# results are exact. Its own random stream, so the cases above keep their
+# data.
+i8_rng = np.random.default_rng(8)
+a = i8_rng.integers(-128, 128, size=(M, K)).astype(np.int8)
+b = i8_rng.integers(-128, 128, size=(K, N)).astype(np.int8)
+CASES.append(Case(
+    "matmul/contraction_i8_i32.mlir",
+    f"i8 {M}x{K} * {K}x{N} -> i32 (contraction strategy on GPUs: mma.sync s8, MFMA/WMMA i8).",
+    f"""func.func @main(%a: tensor<{M}x{K}xi8>, %b: tensor<{K}x{N}xi8>) -> tensor<{M}x{N}xi32> {{
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<{M}x{N}xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<{M}x{N}xi32>) -> tensor<{M}x{N}xi32>
+  %m = linalg.matmul ins(%a, %b : tensor<{M}x{K}xi8>, tensor<{K}x{N}xi8>) outs(%f : tensor<{M}x{N}xi32>) -> tensor<{M}x{N}xi32>
+  return %m : tensor<{M}x{N}xi32>
+}}""",
+    [Run("main", [T(a, "i8"), T(b, "i8")],
+         [T(a.astype(np.int64) @ b.astype(np.int64), "i32")])]))
+
+# An i32 bias added on the accumulators, B given as N x K (transposed).
+a = i8_rng.integers(-128, 128, size=(M, K)).astype(np.int8)
+bt = i8_rng.integers(-128, 128, size=(N, K)).astype(np.int8)
+bias = i8_rng.integers(-1000, 1000, size=(N,)).astype(np.int32)
+CASES.append(Case(
+    "matmul/contraction_i8_transposed_b_bias.mlir",
+    f"i8 {M}x{K} * ({N}x{K})^T + i32 bias -> i32: the epilogue on the accumulators (contraction strategy on GPUs).",
+    f"""#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @main(%a: tensor<{M}x{K}xi8>, %b: tensor<{N}x{K}xi8>, %bias: tensor<{N}xi32>) -> tensor<{M}x{N}xi32> {{
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<{M}x{N}xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<{M}x{N}xi32>) -> tensor<{M}x{N}xi32>
+  %m = linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>, affine_map<(i, j, k) -> (i, j)>]
+      ins(%a, %b : tensor<{M}x{K}xi8>, tensor<{N}x{K}xi8>) outs(%f : tensor<{M}x{N}xi32>) -> tensor<{M}x{N}xi32>
+  %e2 = tensor.empty() : tensor<{M}x{N}xi32>
+  %r = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%m, %bias : tensor<{M}x{N}xi32>, tensor<{N}xi32>) outs(%e2 : tensor<{M}x{N}xi32>) {{
+  ^bb0(%x: i32, %y: i32, %o: i32):
+    %s = arith.addi %x, %y : i32
+    linalg.yield %s : i32
+  }} -> tensor<{M}x{N}xi32>
+  return %r : tensor<{M}x{N}xi32>
+}}""",
+    [Run("main", [T(a, "i8"), T(bt, "i8"), T(bias, "i32")],
+         [T(a.astype(np.int64) @ bt.astype(np.int64).T + bias, "i32")])]))

@@ -188,3 +188,30 @@ func.func @transposed_b_f32(%q: tensor<4x128x64xf32>, %k: tensor<4x128x64xf32>) 
   } -> tensor<4x128x128xf32>
   return %s : tensor<4x128x128xf32>
 }
+
+// -----
+
+// Signed 8-bit integers with an i32 accumulator: mma.sync m16n8k32 .s8
+// through the layout-table data path (one padded stage, no pipeline depth),
+// K slices of 64. Unsigned operands (extui) keep the generic strategy.
+// CHECK-LABEL: func.func @i8_signed
+// CHECK-SAME: intrinsic = "mma_sync_i32_16x8x32_s8", k_tile = 64 : i64, kind = "contraction"
+// CHECK-NOT: pipeline_depth
+// CHECK-SAME: workgroup_tile = array<i64: 64, 64, 0>
+// CHECK-LABEL: func.func @i8_unsigned
+// CHECK-NOT: intrinsic
+// CHECK-SAME: kind = "matmul"
+func.func @i8_signed(%a: tensor<128x128xi8>, %b: tensor<128x128xi8>) -> tensor<128x128xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<128x128xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<128x128xi32>) -> tensor<128x128xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x128xi8>, tensor<128x128xi8>) outs(%f : tensor<128x128xi32>) -> tensor<128x128xi32>
+  return %r : tensor<128x128xi32>
+}
+func.func @i8_unsigned(%a: tensor<128x128xi8>, %b: tensor<128x128xi8>) -> tensor<128x128xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<128x128xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<128x128xi32>) -> tensor<128x128xi32>
+  %r = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<128x128xi8>, tensor<128x128xi8>) outs(%f : tensor<128x128xi32>) -> tensor<128x128xi32>
+  return %r : tensor<128x128xi32>
+}
