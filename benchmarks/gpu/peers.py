@@ -54,6 +54,9 @@ def torch_impl(workload):
     correctness reference)."""
     kind, p = workload["kind"], workload["params"]
     if kind == "matmul":
+        if workload["dtype"] == "i8":
+            # cuBLASLt's int8 GEMM with i32 results.
+            return lambda a, b: torch._int_mm(a, b)
         return lambda a, b: torch.matmul(a, b)
     if kind == "mlp":
         return lambda x, w1, w2: F.gelu(x @ w1, approximate="tanh") @ w2
@@ -95,6 +98,8 @@ def jax_impl(jax, workload):
     highest = jax.lax.Precision.HIGHEST
 
     def matmul(a, b):
+        if a.dtype == jnp.int8:
+            return jnp.matmul(a, b, preferred_element_type=jnp.int32)
         return jnp.matmul(a, b, precision=highest if a.dtype == jnp.float32 else None)
 
     if kind == "matmul":

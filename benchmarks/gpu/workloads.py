@@ -26,8 +26,9 @@ import time
 import numpy as np
 
 # Relative L2 error allowed against the reference, per output element type.
-TOLERANCE = {"f32": 1e-4, "f16": 2e-2, "bf16": 2e-2}
-ITEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+# Integer results must be exact.
+TOLERANCE = {"f32": 1e-4, "f16": 2e-2, "bf16": 2e-2, "i32": 0.0}
+ITEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4}
 GELU_C = math.sqrt(2.0 / math.pi)
 LAYERNORM_EPS = 1e-5
 CHAIN_LAYERS = 50
@@ -77,9 +78,12 @@ def from_f32(x, dtype):
 
 
 def as_float(stored, dtype):
-    """A stored array as f32 (f16/bf16 widened exactly)."""
+    """A stored array as f32 (f16/bf16 widened exactly); integers as f64,
+    exact for the i32 results of the i8 matmuls."""
     if dtype == "bf16":
         return bf16_bits_to_f32(stored)
+    if dtype in ("i8", "i32"):
+        return np.asarray(stored, dtype=np.float64)
     return np.asarray(stored, dtype=np.float32)
 
 
@@ -106,6 +110,10 @@ def make_inputs(workload, seed):
     arrays = []
     for spec in workload["inputs"]:
         shape = tuple(spec["shape"])
+        if spec["dtype"] == "i8":
+            # The whole signed range.
+            arrays.append(rng.integers(-128, 128, size=shape).astype(np.int8))
+            continue
         if spec["init"] == "normal":
             x = rng.standard_normal(shape, dtype=np.float32)
         elif spec["init"] == "uniform":
@@ -263,8 +271,24 @@ def function(args, result_type, body, result):
         [f"  return {result} : {result_type}", "}", ""])
 
 
+def matmul_i8_program(w):
+    """i8 x i8 -> i32 (signed), exact."""
+    p = w["params"]
+    m, k, n = p["m"], p["k"], p["n"]
+    a, b, c = tensor([m, k], "i8"), tensor([k, n], "i8"), tensor([m, n], "i32")
+    return "\n".join([
+        f"func.func @main(%a: {a}, %b: {b}) -> {c} {{",
+        "  %zero = arith.constant 0 : i32",
+        f"  %e = tensor.empty() : {c}",
+        f"  %f = linalg.fill ins(%zero : i32) outs(%e : {c}) -> {c}",
+        f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%f : {c}) -> {c}",
+        f"  return %r : {c}", "}", ""])
+
+
 def matmul_program(w):
     p, dt = w["params"], w["dtype"]
+    if dt == "i8":
+        return matmul_i8_program(w)
     m, k, n, batch = p["m"], p["k"], p["n"], p.get("batch")
     lead = [batch] if batch else []
     args = [("a", tensor(lead + [m, k], dt)), ("b", tensor(lead + [k, n], dt))]
@@ -601,7 +625,7 @@ def _input(name, shape, dtype, init="normal", scale=1.0):
 
 
 def _workload(name, label, kind, params, dtype, inputs, out_shape, flops, bound):
-    out_dtype = dtype
+    out_dtype = "i32" if dtype == "i8" else dtype
     nbytes = sum(math.prod(i["shape"]) * ITEM_BYTES[i["dtype"]] for i in inputs)
     nbytes += math.prod(out_shape) * ITEM_BYTES[out_dtype]
     return {"name": name, "label": label, "kind": kind, "params": params,
@@ -739,11 +763,11 @@ def workloads(small=False):
               rows_workload("rowsum", "row sum", 1, whole)]
     result += [rows_workload("softmax", "softmax", r, c, dt)
                for r, c in long_rows for dt in ("f32", "f16")]
-    result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32")]
+    result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32", "i8")]
     result += [matmul_shape_workload("f16", *shape) for shape in odd]
     result.append(mlp_workload(*mlp))
     result += [attention_workload(*shape) for shape in attention]
     result += [conv_workload(*shape) for shape in convs]
     for n in sizes[1:]:
-        result += [matmul_workload(dt, n) for dt in ("f16", "bf16", "f32")]
+        result += [matmul_workload(dt, n) for dt in ("f16", "bf16", "f32", "i8")]
     return result
