@@ -108,6 +108,8 @@ static void buildDistributeStage(OpPassManager &pm,
   OpPassManager &f = pm.nest<func::FuncOp>();
   f.addPass(createGPULowerAttentionPass());
   f.addPass(createGPULowerContractionPass());
+  f.addPass(createGPULowerRowsPass());
+  f.addPass(createGPULowerWorkgroupReductionsPass());
   f.addPass(createGPUDistributeToThreadsPass());
   f.addPass(createGPUVectorizePass());
   f.addPass(createGPUMapToIdsPass());

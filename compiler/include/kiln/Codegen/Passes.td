@@ -397,24 +397,66 @@ def GPUBufferizePass : Pass<"kiln-gpu-bufferize", "ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def GPULowerRowsPass
+    : Pass<"kiln-gpu-lower-rows", "func::FuncOp"> {
+  let summary = "Lower a row-fused workgroup with its rows in registers";
+  let description = [{
+    Under `reduction = "workgroup"` or `"subgroup"` (no matrix
+    `intrinsic`), when every linalg op of the workgroup works on the
+    workgroup's rows (one row per workgroup, or per subgroup) and a row fits
+    the threads' registers, the ops are lowered together: each thread loads
+    its 128-bit chunks of the row once, every op reads them from registers,
+    the rows' scalars (max, sum, mean) are SSA values every thread of the
+    row holds, and cross-thread traffic is left to the reductions
+    (`gpu.subgroup_reduce` across lanes, a few shared slots and one barrier
+    across subgroups). Otherwise the workgroup is left as it is, for
+    kiln-gpu-lower-workgroup-reductions and kiln-gpu-distribute-to-threads.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GPULowerWorkgroupReductionsPass
+    : Pass<"kiln-gpu-lower-workgroup-reductions", "func::FuncOp"> {
+  let summary = "Reduce innermost reductions with all the workgroup's threads";
+  let description = [{
+    Under `reduction = "workgroup"` (or `"subgroup"`: one row per subgroup),
+    a linalg op that reduces over its innermost loops with at least as many
+    elements per output as threads (lanes) is rewritten into a cooperative
+    reduction: for each output element every thread accumulates a strided
+    slice (128-bit chunks of `reduction_vector` elements where the operands
+    allow) into a partial; with a combiner `gpu.subgroup_reduce` has, lanes
+    combine by subgroup reduction and one shared slot per subgroup meets
+    after one barrier; otherwise the partials go to a shared buffer and
+    combine pairwise with a barrier per step. Thread 0 folds the total into
+    the output. A barrier follows each rewritten op that is followed by
+    memory accesses. Other ops are left for kiln-gpu-distribute-to-threads.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def GPUDistributeToThreadsPass
     : Pass<"kiln-gpu-distribute-to-threads", "func::FuncOp"> {
   let summary = "Spread each workgroup-level linalg op over the threads";
   let description = [{
-    After bufferization each workgroup runs a sequence of linalg ops on
-    buffers. Every such op is tiled into an `scf.forall` over its parallel
-    loops mapped to `#gpu.thread<linear_dim_i>` (tile 1, or `thread_tile` on
-    the innermost loop), so each thread computes whole output elements and
-    runs reduction loops serially. When the strategy says
-    `reduction = "workgroup"`, a root op reducing over its innermost loops
-    is instead rewritten into a cooperative reduction: for each output
-    element, every thread accumulates a strided slice of the reduction space
-    into a partial, the partials go to a `memref.alloc` in
-    `#gpu.address_space<workgroup>` and are combined by a tree reduction
-    separated by `gpu.barrier`s. (Matrix-core contractions are lowered
-    before this pass by kiln-gpu-lower-contraction.) A `gpu.barrier`
-    separates consecutive ops, since an op may read what another thread
-    wrote in the previous one.
+    After bufferization (and kiln-gpu-lower-rows and
+    kiln-gpu-lower-workgroup-reductions), each workgroup runs a sequence of
+    linalg ops on buffers. Every such op is tiled into an `scf.forall` over
+    its parallel loops mapped to `#gpu.thread<linear_dim_i>` (tile 1, or
+    `thread_tile` on the innermost loop), so each thread computes whole
+    output elements and runs reduction loops serially; an op without
+    parallel loops runs on thread 0. A `gpu.barrier` separates consecutive
+    ops, since an op may read what another thread wrote in the previous
+    one.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",

@@ -1,4 +1,8 @@
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-distribute-to-threads | FileCheck %s
+// The three passes that spread a workgroup's ops over its threads, in
+// pipeline order: kiln-gpu-lower-rows (row-fused workgroups whose rows fit
+// registers), kiln-gpu-lower-workgroup-reductions (cooperative reductions),
+// kiln-gpu-distribute-to-threads (everything else).
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-rows --kiln-gpu-lower-workgroup-reductions --kiln-gpu-distribute-to-threads | FileCheck %s
 
 // Each op of the workgroup is spread over the threads (one output element,
 // or a 4-element innermost chunk with thread_tile = 4, per iteration); a

@@ -209,7 +209,7 @@ func.func @mfma_wrong_wave(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %
 
 // A tile larger than the strategy describes (partial tiles are smaller).
 func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<128x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
-  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected up to 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> f32 with K a multiple of 8 and rows of whole 16-byte chunks}}
+  // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected up to 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> 'f32' with K a multiple of 8 and rows of whole 16-byte chunks}}
   linalg.matmul ins(%arg0, %arg1 : memref<128x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<128x64xf32>)
   return
 }

@@ -1,0 +1,84 @@
+//===- GPUThreadUtils.h - Helpers of the passes that spread work over threads
+//-===//
+//
+// Shared by kiln-gpu-lower-rows, kiln-gpu-lower-workgroup-reductions and
+// kiln-gpu-distribute-to-threads: reading the strategy's thread parameters,
+// loads and combiners of linalg ops lowered by hand, and the barriers
+// between consecutive ops of a workgroup.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_GPUTHREADUTILS_H_
+#define KILN_CODEGEN_GPUTHREADUTILS_H_
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace mlir::kiln {
+
+// Thread mappings available to one scf.forall (#gpu.thread<linear_dim_i>).
+constexpr unsigned kMaxLinearDims = 10;
+
+// The thread parameters of a kernel's kiln.gpu_strategy.
+struct ThreadStrategy {
+  int64_t workgroupSize = 1;   // product of `workgroup_size`
+  int64_t subgroupSize = 0;    // `subgroup_size`; 0 when absent
+  int64_t reductionVector = 1; // `reduction_vector`
+  int64_t threadTile = 1;      // `thread_tile`
+  // `reduction = "workgroup"` or `"subgroup"` (one row per subgroup): the
+  // threads reduce innermost reductions together.
+  bool workgroupReduction = false;
+  bool subgroupRows = false;
+  // A matrix `intrinsic` (contraction and attention kernels).
+  bool matrix = false;
+};
+
+// Reads the strategy of `func`; an error (emitted) when it has none with a
+// `workgroup_size`.
+FailureOr<ThreadStrategy> readThreadStrategy(func::FuncOp func);
+
+// Whether every linalg op of `ops` works on buffers; emits an error on the
+// first that does not.
+LogicalResult checkBufferized(ArrayRef<linalg::LinalgOp> ops);
+
+// Threads read what other threads wrote in the previous op (shared
+// temporaries, in-place outputs): a gpu.barrier after each op of `done`
+// that is followed by memory accesses in its block before a barrier.
+void insertBarriersAfter(RewriterBase &rewriter, ArrayRef<Operation *> done);
+
+Attribute threadMapping(MLIRContext *ctx, unsigned linearDim);
+
+// Product of the static extents of the trailing reduction loops.
+std::optional<int64_t> staticReductionSize(linalg::LinalgOp op);
+
+// `operand` of `op` at the loop indices `ivs` (a scalar operand itself).
+Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                  OpOperand &operand, ValueRange ivs);
+
+// The indices of the point at linear position `index` of a row-major space
+// of `sizes` (one dimension: `index` itself).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index,
+                               ArrayRef<Value> sizes);
+
+// Combines two partial results with a clone of the reduction's combiner.
+Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);
+
+// The gpu.subgroup_reduce operation of a reduction combiner over 32-bit
+// scalars (what the shuffle and DPP lowerings take in one step), if any.
+std::optional<gpu::AllReduceOperation>
+getSubgroupReduceKind(Operation *combiner, Type type);
+
+// How `operand` of a reduction over one innermost loop `reducedDim` is read
+// when a thread takes `width` consecutive elements of that loop per step.
+enum class ChunkRead { Vector, Scalar, Elementwise };
+ChunkRead classifyChunkRead(linalg::LinalgOp op, OpOperand &operand,
+                            unsigned reducedDim);
+
+} // namespace mlir::kiln
+
+#endif // KILN_CODEGEN_GPUTHREADUTILS_H_
