@@ -29,6 +29,9 @@ the attention chain that becomes one fused kernel on NVIDIA GPUs). Anything else
 the model's source that called it.
 """
 
+import contextlib
+import copy
+import io
 import operator
 
 import numpy as np
@@ -1037,13 +1040,39 @@ def export(module, example_inputs, function_name="main", parameters_file=None):
         raise UnsupportedOpError(
             f"kiln.torch: the model takes {len(placeholders)} inputs, "
             f"{len(example_inputs)} example inputs were given")
-    with torch.no_grad():
-        ShapeProp(gm).propagate(*example_inputs)
+    _propagate_shapes(gm, example_inputs)
     archive = {} if parameters_file is not None else None
     text = _Emitter(gm, function_name, archive).run(example_inputs)
     if archive is not None:
         write_safetensors(parameters_file, archive)
     return text
+
+
+def _propagate_shapes(gm, example_inputs):
+    """Records each node's shape and dtype (torch.fx ShapeProp). Runs the
+    model on the example inputs; when an op has no CPU kernel for their
+    dtype (f16 convolutions on torch 1.13), on a copy of the model and the
+    inputs on the meta device instead, which computes no values."""
+    with torch.no_grad():
+        try:
+            # ShapeProp prints the traceback of a failing op before raising.
+            with contextlib.redirect_stderr(io.StringIO()):
+                ShapeProp(gm).propagate(*example_inputs)
+            return
+        except RuntimeError as e:
+            chain, cause = [], e
+            while cause is not None:
+                chain.append(str(cause))
+                cause = cause.__cause__ or cause.__context__
+            if not any("not implemented for" in text for text in chain):
+                raise
+        meta = copy.deepcopy(gm).to("meta")
+        ShapeProp(meta).propagate(*(t.to("meta") if isinstance(t, torch.Tensor) else t
+                                    for t in example_inputs))
+    metas = {n.name: n.meta for n in meta.graph.nodes}
+    for n in gm.graph.nodes:
+        if "tensor_meta" in metas.get(n.name, {}):
+            n.meta["tensor_meta"] = metas[n.name]["tensor_meta"]
 
 
 class CompiledModule:

@@ -259,6 +259,29 @@ class TorchTest(unittest.TestCase):
                                     "scaled_dot_product_attention with dropout_p"):
             kiln.torch.export(SdpaAttention(dropout_p=0.1), (torch.randn(2, 64, 32),))
 
+    def test_conv2d_f16_runs_as_a_matmul(self):
+        # An f16 nn.Conv2d (NCHW) becomes an im2col gather and a matmul with
+        # an f32 accumulator (kiln-convolutions-to-matmuls), on every target.
+        # torch 1.13 has no f16 convolution on the CPU: the reference is the
+        # same module in f32 on the same f16 values.
+        import copy
+        import os
+        import tempfile
+        import kiln.compiler
+        model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1),
+                                    torch.nn.ReLU()).half()
+        x = torch.randn(2, 8, 12, 12).half()
+        text = kiln.torch.export(model, (x,))
+        with tempfile.TemporaryDirectory() as dump:
+            kiln.compiler.compile_str(text, target="host", dump_intermediates=dump)
+            with open(os.path.join(dump, "02-dispatch-creation.mlir")) as f:
+                program = f.read()
+        self.assertIn("linalg.matmul", program)
+        self.assertNotIn("linalg.conv_2d", program)
+        got = kiln.torch.compile(model, (x,))(x)
+        ref = copy.deepcopy(model).float()(x.float())
+        torch.testing.assert_close(got.float(), ref, atol=2e-2, rtol=1e-2)
+
     def test_rms_norm(self):
         torch.manual_seed(8)
         self.check(RMSNorm(), (torch.randn(4, 8, 32),), atol=2e-5)

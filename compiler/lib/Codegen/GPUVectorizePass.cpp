@@ -58,8 +58,21 @@ static bool isContiguousOrBroadcast(linalg::LinalgOp op, OpOperand &operand) {
   unsigned innermost = op.getNumLoops() - 1;
   if (!map.isFunctionOfDim(innermost))
     return true;
+  // The last index is the innermost loop, or that loop plus terms of other
+  // loops (an im2col gather: ow * sw + kw * dw with sw = 1).
+  AffineExpr inner = getAffineDimExpr(innermost, op.getContext());
+  auto isInnermostPlusOthers = [&](AffineExpr expr) {
+    if (expr == inner)
+      return true;
+    auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+    if (!sum || sum.getKind() != AffineExprKind::Add)
+      return false;
+    return (sum.getLHS() == inner &&
+            !sum.getRHS().isFunctionOfDim(innermost)) ||
+           (sum.getRHS() == inner && !sum.getLHS().isFunctionOfDim(innermost));
+  };
   if (map.getNumResults() == 0 ||
-      map.getResults().back() != getAffineDimExpr(innermost, op.getContext()))
+      !isInnermostPlusOthers(map.getResults().back()))
     return false;
   for (AffineExpr expr : map.getResults().drop_back())
     if (expr.isFunctionOfDim(innermost))

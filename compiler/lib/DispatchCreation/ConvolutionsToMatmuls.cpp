@@ -131,16 +131,132 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   return success();
 }
 
+// NCHW x FCHW: the filter is already the F x (C*KH*KW) matrix A; the
+// patches[c][kh][kw][n][oh][ow] = input[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
+// are B, (C*KH*KW) x (N*OH*OW), contiguous along ow; the F x (N*OH*OW)
+// product is the output as it is for N = 1, and transposed to N x F x OH x
+// OW otherwise.
+LogicalResult rewriteConvolution(RewriterBase &rewriter,
+                                 linalg::Conv2DNchwFchwOp conv) {
+  auto inputType = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
+  auto filterType =
+      dyn_cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
+  auto outputType = dyn_cast<RankedTensorType>(conv.getDpsInits()[0].getType());
+  if (!conv.hasPureTensorSemantics() || !inputType || !filterType ||
+      !outputType || !inputType.hasStaticShape() ||
+      !filterType.hasStaticShape() || !outputType.hasStaticShape())
+    return failure();
+  Type element = inputType.getElementType();
+  Type accElement = outputType.getElementType();
+  if (!isNarrowFloat(element) || filterType.getElementType() != element ||
+      !(accElement.isF32() || accElement == element))
+    return failure();
+
+  Location loc = conv.getLoc();
+  rewriter.setInsertionPoint(conv);
+  ArrayRef<int64_t> out = outputType.getShape();    // N, F, OH, OW
+  ArrayRef<int64_t> filter = filterType.getShape(); // F, C, KH, KW
+  int64_t n = out[0], f = out[1], oh = out[2], ow = out[3];
+  int64_t c = filter[1], kh = filter[2], kw = filter[3];
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+
+  MLIRContext *context = rewriter.getContext();
+  AffineExpr dc, dkh, dkw, dn, doh, dow;
+  bindDims(context, dc, dkh, dkw, dn, doh, dow);
+  AffineMap inputMap =
+      AffineMap::get(6, 0,
+                     {dn, dc, doh * strides[0] + dkh * dilations[0],
+                      dow * strides[1] + dkw * dilations[1]},
+                     context);
+  auto patchesType = RankedTensorType::get({c, kh, kw, n, oh, ow}, element);
+  Value patchesInit =
+      tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(), element);
+  auto patches = linalg::GenericOp::create(
+      rewriter, loc, patchesType, ValueRange{conv.getDpsInputs()[0]},
+      ValueRange{patchesInit},
+      SmallVector<AffineMap>{inputMap, rewriter.getMultiDimIdentityMap(6)},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  Value bMatrix = tensor::CollapseShapeOp::create(
+      rewriter, loc, patches.getResult(0),
+      SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value aMatrix = tensor::CollapseShapeOp::create(
+      rewriter, loc, conv.getDpsInputs()[1],
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+
+  Type f32 = rewriter.getF32Type();
+  auto productType = RankedTensorType::get({f, n * oh * ow}, f32);
+  Value init = conv.getDpsInits()[0];
+  // The accumulator in F x (N*OH*OW) order: from a fill (any batch), or
+  // from the init itself when N = 1.
+  Value acc;
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (fill) {
+    Value value = fill.getDpsInputs()[0];
+    if (value.getType() != f32)
+      value = arith::ExtFOp::create(rewriter, loc, f32, value);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, productType.getShape(), f32);
+    acc = linalg::FillOp::create(rewriter, loc, value, empty).getResult(0);
+  } else if (n == 1) {
+    Value init2d = tensor::CollapseShapeOp::create(
+        rewriter, loc, init, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+    acc = accElement.isF32()
+              ? init2d
+              : convertElements(rewriter, loc, init2d, productType,
+                                /*extend=*/true);
+  } else {
+    return failure(); // an accumulation into a batched NCHW init
+  }
+  Value product =
+      linalg::MatmulOp::create(rewriter, loc, productType,
+                               ValueRange{aMatrix, bMatrix}, ValueRange{acc})
+          .getResult(0);
+  if (!accElement.isF32())
+    product = convertElements(
+        rewriter, loc, product,
+        RankedTensorType::get(productType.getShape(), accElement),
+        /*extend=*/false);
+  if (n == 1) {
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        conv, outputType, product,
+        SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+    return success();
+  }
+  // F x N x OH x OW -> N x F x OH x OW.
+  auto fnType = RankedTensorType::get({f, n, oh, ow}, accElement);
+  Value fn = tensor::ExpandShapeOp::create(
+      rewriter, loc, fnType, product,
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value transposedInit =
+      tensor::EmptyOp::create(rewriter, loc, outputType.getShape(), accElement);
+  Value result = linalg::TransposeOp::create(rewriter, loc, fn, transposedInit,
+                                             ArrayRef<int64_t>{1, 0, 2, 3})
+                     ->getResult(0);
+  rewriter.replaceOp(conv, result);
+  return success();
+}
+
 struct ConvolutionsToMatmulsPass
     : public kiln::impl::ConvolutionsToMatmulsPassBase<
           ConvolutionsToMatmulsPass> {
   void runOnOperation() override {
-    SmallVector<linalg::Conv2DNhwcHwcfOp> convs;
-    getOperation().walk(
-        [&](linalg::Conv2DNhwcHwcfOp conv) { convs.push_back(conv); });
+    SmallVector<Operation *> convs;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(op))
+        convs.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    for (linalg::Conv2DNhwcHwcfOp conv : convs)
-      (void)rewriteConvolution(rewriter, conv);
+    for (Operation *conv : convs) {
+      if (auto nhwc = dyn_cast<linalg::Conv2DNhwcHwcfOp>(conv))
+        (void)rewriteConvolution(rewriter, nhwc);
+      else
+        (void)rewriteConvolution(rewriter,
+                                 cast<linalg::Conv2DNchwFchwOp>(conv));
+    }
   }
 };
 

@@ -416,6 +416,38 @@ CASES.append(Case(
     typed_conv_prog(x.shape, w.shape, (1, 9, 9, 32), "f16", "f16", 2, 2),
     [Run("main", [T(x, "f16"), T(w, "f16")], [T(conv2d_dilated(x, w, 2, 2), "f16")], atol=0, rtol=0)]))
 
+# NCHW x FCHW (what kiln.torch emits for nn.Conv2d): the filter is the A
+# matrix, the patches (C*KH*KW) x (N*OH*OW) are B, and a batch of 2 needs
+# the F x N x OH x OW product transposed.
+def nchw_conv_prog(xs, ws, os, elem, acc, stride, dilation):
+    t = lambda shape, e: "tensor<" + "x".join(map(str, shape)) + "x" + e + ">"
+    xt, wt, ot = t(xs, elem), t(ws, elem), t(os, acc)
+    return f"""func.func @main(%x: {xt}, %w: {wt}) -> {ot} {{
+  %zero = arith.constant 0.0 : {acc}
+  %e = tensor.empty() : {ot}
+  %c = linalg.fill ins(%zero : {acc}) outs(%e : {ot}) -> {ot}
+  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<{dilation}> : tensor<2xi64>, strides = dense<{stride}> : tensor<2xi64>}}
+      ins(%x, %w : {xt}, {wt}) outs(%c : {ot}) -> {ot}
+  return %r : {ot}
+}}"""
+
+
+x, w = quarters16(2, 16, 10, 10), quarters16(32, 16, 3, 3)
+ref_nchw = conv2d_dilated(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), 1, 1).transpose(0, 3, 1, 2)
+CASES.append(Case(
+    "conv/conv2d_nchw_f16_batch2.mlir",
+    "f16 linalg.conv_2d_nchw_fchw, f16 result, batch 2: 2x16x10x10 * 32x16x3x3 -> 2x32x8x8 (a 32x144x128 matmul, then N and F swapped).",
+    nchw_conv_prog(x.shape, w.shape, (2, 32, 8, 8), "f16", "f16", 1, 1),
+    [Run("main", [T(x, "f16"), T(w, "f16")], [T(ref_nchw, "f16")], atol=0, rtol=0)]))
+
+x, w = quarters16(1, 8, 13, 13), quarters16(64, 8, 3, 3)
+ref_nchw = conv2d_dilated(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), 2, 1).transpose(0, 3, 1, 2)
+CASES.append(Case(
+    "conv/conv2d_nchw_f16_stride2.mlir",
+    "f16 linalg.conv_2d_nchw_fchw with an f32 result, stride 2, batch 1: 1x8x13x13 * 64x8x3x3 -> 1x64x6x6.",
+    nchw_conv_prog(x.shape, w.shape, (1, 64, 6, 6), "f16", "f32", 2, 1),
+    [Run("main", [T(x, "f16"), T(w, "f16")], [T(ref_nchw, "f32")], atol=0, rtol=0)]))
+
 x, w = f32(1, 5, 5, 3), f32(3, 3, 3)
 ref = np.zeros((1, 3, 3, 3))
 for i in range(3):

@@ -196,3 +196,23 @@ func.func @im2col_chunk(%x: memref<2x10x10x64xf16>, %p: memref<2x8x8x3x3x64xf16>
   }
   return
 }
+
+// -----
+
+// The NCHW gather: the chunk runs along ow, and the input's last index is
+// ow + kw (contiguous along the chunk, at an offset): one vector load.
+// CHECK-LABEL: func.func @nchw_gather_chunk
+// CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
+// CHECK: vector.store %[[V]]
+// CHECK-NOT: linalg.generic
+func.func @nchw_gather_chunk(%x: memref<1x2x10x10xf16>, %p: memref<2x3x3x1x8x8xf16>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+  scf.forall (%c, %kh, %kw, %oh) = (0, 0, 0, 0) to (2, 3, 3, 8) step (1, 1, 1, 1) {
+    %xs = memref.subview %x[0, %c, %oh, %kw] [1, 1, 1, 8] [1, 1, 1, 1] : memref<1x2x10x10xf16> to memref<1x1x1x8xf16, strided<[200, 100, 10, 1], offset: ?>>
+    %ps = memref.subview %p[%c, %kh, %kw, 0, %oh, 0] [1, 1, 1, 1, 1, 8] [1, 1, 1, 1, 1, 1] : memref<2x3x3x1x8x8xf16> to memref<1x1x1x1x1x8xf16, strided<[576, 192, 64, 64, 8, 1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%xs : memref<1x1x1x8xf16, strided<[200, 100, 10, 1], offset: ?>>) outs(%ps : memref<1x1x1x1x1x8xf16, strided<[576, 192, 64, 64, 8, 1], offset: ?>>) {
+    ^bb0(%in: f16, %out: f16):
+      linalg.yield %in : f16
+    }
+  }
+  return
+}
