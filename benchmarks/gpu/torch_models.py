@@ -32,7 +32,18 @@ MODELS = {
     # torch 2's scaled_dot_product_attention on the GPU machine (packed on
     # torch 1.13 through test_torch's stand-in).
     "sdpa": ([(2, 64, 32)], "test_torch.SdpaAttention"),
+    # f16 convolutions (im2col + matmul on mma.sync in Kiln; cuDNN in torch).
+    "conv_f16": ([(8, 16, 32, 32)],
+                 "lambda: torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3, padding=1), "
+                 "torch.nn.ReLU(), torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU())",
+                 "f16"),
 }
+
+
+def entry(name):
+    """(input shapes, model expression, dtype) of a model."""
+    shapes, expression, *rest = MODELS[name]
+    return shapes, expression, (rest[0] if rest else "f32")
 
 
 def maker(expression):
@@ -46,10 +57,13 @@ def pack(out):
     import kiln.compiler
     import kiln.torch
     os.makedirs(out, exist_ok=True)
-    for name, (shapes, expression) in MODELS.items():
+    for name in MODELS:
+        shapes, expression, dtype = entry(name)
         torch.manual_seed(7)
         model = maker(expression)().eval()
         inputs = tuple(torch.randn(*s) for s in shapes)
+        if dtype == "f16":
+            model, inputs = model.half(), tuple(x.half() for x in inputs)
         archive = os.path.join(out, name + ".safetensors")
         text = kiln.torch.export(model, inputs, parameters_file=archive)
         module = kiln.compiler.compile_str(text, name=name + ".mlir", target="cuda",
@@ -82,15 +96,19 @@ def run(folder):
     print("| model | max abs error vs torch | Kiln numpy->numpy us | torch numpy->numpy us "
           "| Kiln device arrays us | torch eager us | torch graph replay us | torch.compile us |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, (shapes, expression) in MODELS.items():
+    for name in MODELS:
+        shapes, expression, dtype = entry(name)
         model = maker(expression)().eval()
+        if dtype == "f16":
+            model = model.half()
         model.load_state_dict(torch.load(os.path.join(folder, name + ".pt")))
         model = model.cuda()
         x = np.load(os.path.join(folder, name + "_in0.npy"))
         fn = device.load(os.path.join(folder, name + ".vmfb")).main
         xt = torch.from_numpy(x).cuda()
         with torch.no_grad():
-            error = float(np.abs(fn(x) - model(xt).cpu().numpy()).max())
+            error = float(np.abs(fn(x).astype(np.float64) -
+                                 model(xt).cpu().numpy().astype(np.float64)).max())
         xd = device.array(x)
 
         def eager():

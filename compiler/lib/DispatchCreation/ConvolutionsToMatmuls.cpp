@@ -131,11 +131,12 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   return success();
 }
 
-// NCHW x FCHW: the filter is already the F x (C*KH*KW) matrix A; the
-// patches[c][kh][kw][n][oh][ow] = input[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
-// are B, (C*KH*KW) x (N*OH*OW), contiguous along ow; the F x (N*OH*OW)
-// product is the output as it is for N = 1, and transposed to N x F x OH x
-// OW otherwise.
+// NCHW x FCHW: the filter is already the F x (C*KH*KW) matrix A and the
+// patches[n][c][kh][kw][oh][ow] = input[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
+// are B, (C*KH*KW) x (OH*OW) per image, contiguous along ow; the product
+// F x (OH*OW) per image is the NCHW output as it is. One image: a matmul;
+// a batch: a batch_matmul with the filter broadcast over the images (a
+// small copy: filters are small next to activations).
 LogicalResult rewriteConvolution(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv) {
   auto inputType = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
@@ -158,18 +159,20 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   ArrayRef<int64_t> filter = filterType.getShape(); // F, C, KH, KW
   int64_t n = out[0], f = out[1], oh = out[2], ow = out[3];
   int64_t c = filter[1], kh = filter[2], kw = filter[3];
+  int64_t k = c * kh * kw, p = oh * ow;
+  bool batched = n > 1;
   SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
   SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
 
   MLIRContext *context = rewriter.getContext();
-  AffineExpr dc, dkh, dkw, dn, doh, dow;
-  bindDims(context, dc, dkh, dkw, dn, doh, dow);
+  AffineExpr dn, dc, dkh, dkw, doh, dow;
+  bindDims(context, dn, dc, dkh, dkw, doh, dow);
   AffineMap inputMap =
       AffineMap::get(6, 0,
                      {dn, dc, doh * strides[0] + dkh * dilations[0],
                       dow * strides[1] + dkw * dilations[1]},
                      context);
-  auto patchesType = RankedTensorType::get({c, kh, kw, n, oh, ow}, element);
+  auto patchesType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
   Value patchesInit =
       tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(), element);
   auto patches = linalg::GenericOp::create(
@@ -180,63 +183,62 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
       [](OpBuilder &b, Location l, ValueRange args) {
         linalg::YieldOp::create(b, l, args[0]);
       });
+  // B: K x P, or N x K x P.
+  SmallVector<ReassociationIndices> patchGroups =
+      batched ? SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}}
+              : SmallVector<ReassociationIndices>{{0, 1, 2, 3}, {4, 5}};
   Value bMatrix = tensor::CollapseShapeOp::create(
-      rewriter, loc, patches.getResult(0),
-      SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+      rewriter, loc, patches.getResult(0), patchGroups);
+  // A: F x K, broadcast to N x F x K for a batch.
   Value aMatrix = tensor::CollapseShapeOp::create(
       rewriter, loc, conv.getDpsInputs()[1],
       SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  if (batched) {
+    Value init = tensor::EmptyOp::create(rewriter, loc, {n, f, k}, element);
+    aMatrix = linalg::BroadcastOp::create(rewriter, loc, aMatrix, init,
+                                          ArrayRef<int64_t>{0})
+                  ->getResult(0);
+  }
 
+  // The f32 accumulator, F x P or N x F x P: a fill of the widened value,
+  // or the init (collapsed, extended when narrow).
   Type f32 = rewriter.getF32Type();
-  auto productType = RankedTensorType::get({f, n * oh * ow}, f32);
+  SmallVector<int64_t> productShape =
+      batched ? SmallVector<int64_t>{n, f, p} : SmallVector<int64_t>{f, p};
+  auto productType = RankedTensorType::get(productShape, f32);
+  SmallVector<ReassociationIndices> outGroups =
+      batched ? SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}
+              : SmallVector<ReassociationIndices>{{0, 1}, {2, 3}};
   Value init = conv.getDpsInits()[0];
-  // The accumulator in F x (N*OH*OW) order: from a fill (any batch), or
-  // from the init itself when N = 1.
   Value acc;
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (fill) {
-    Value value = fill.getDpsInputs()[0];
-    if (value.getType() != f32)
-      value = arith::ExtFOp::create(rewriter, loc, f32, value);
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, productType.getShape(), f32);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>();
+      fill && !accElement.isF32()) {
+    Value value =
+        arith::ExtFOp::create(rewriter, loc, f32, fill.getDpsInputs()[0]);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, productShape, f32);
     acc = linalg::FillOp::create(rewriter, loc, value, empty).getResult(0);
-  } else if (n == 1) {
-    Value init2d = tensor::CollapseShapeOp::create(
-        rewriter, loc, init, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
-    acc = accElement.isF32()
-              ? init2d
-              : convertElements(rewriter, loc, init2d, productType,
-                                /*extend=*/true);
   } else {
-    return failure(); // an accumulation into a batched NCHW init
+    Value collapsed =
+        tensor::CollapseShapeOp::create(rewriter, loc, init, outGroups);
+    acc = accElement.isF32() ? collapsed
+                             : convertElements(rewriter, loc, collapsed,
+                                               productType, /*extend=*/true);
   }
   Value product =
-      linalg::MatmulOp::create(rewriter, loc, productType,
-                               ValueRange{aMatrix, bMatrix}, ValueRange{acc})
-          .getResult(0);
+      batched ? linalg::BatchMatmulOp::create(rewriter, loc, productType,
+                                              ValueRange{aMatrix, bMatrix},
+                                              ValueRange{acc})
+                    .getResult(0)
+              : linalg::MatmulOp::create(rewriter, loc, productType,
+                                         ValueRange{aMatrix, bMatrix},
+                                         ValueRange{acc})
+                    .getResult(0);
   if (!accElement.isF32())
-    product = convertElements(
-        rewriter, loc, product,
-        RankedTensorType::get(productType.getShape(), accElement),
-        /*extend=*/false);
-  if (n == 1) {
-    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        conv, outputType, product,
-        SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
-    return success();
-  }
-  // F x N x OH x OW -> N x F x OH x OW.
-  auto fnType = RankedTensorType::get({f, n, oh, ow}, accElement);
-  Value fn = tensor::ExpandShapeOp::create(
-      rewriter, loc, fnType, product,
-      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  Value transposedInit =
-      tensor::EmptyOp::create(rewriter, loc, outputType.getShape(), accElement);
-  Value result = linalg::TransposeOp::create(rewriter, loc, fn, transposedInit,
-                                             ArrayRef<int64_t>{1, 0, 2, 3})
-                     ->getResult(0);
-  rewriter.replaceOp(conv, result);
+    product = convertElements(rewriter, loc, product,
+                              RankedTensorType::get(productShape, accElement),
+                              /*extend=*/false);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, outputType, product,
+                                                     outGroups);
   return success();
 }
 

@@ -139,10 +139,15 @@ private:
   // they are computed once, inside this kernel. Contractions take none: a
   // kernel tiles them into blocks that each read a whole K panel of their
   // operands, which a fused producer would have to materialize per block
-  // (GPU contraction kernels stream the operands from memory instead).
+  // (GPU contraction kernels stream the operands from memory instead). Pads
+  // take none either: a pad's tile reads a part of its source whose size
+  // depends on the tile's position, so a fused producer's tile would have a
+  // dynamic shape (GPU kernels cannot size its temporary; relu -> pad, as
+  // before a padded convolution, failed to compile for GPUs).
   void addProducers(Operation *op, Group &group) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (linalgOp && linalg::isaContractionOpInterface(linalgOp))
+    if ((linalgOp && linalg::isaContractionOpInterface(linalgOp)) ||
+        isa<tensor::PadOp>(op))
       return;
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();

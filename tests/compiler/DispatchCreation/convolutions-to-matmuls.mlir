@@ -77,17 +77,16 @@ func.func @mixed_types(%x: tensor<1x6x6x2xf16>, %w: tensor<3x3x2x4xbf16>, %acc: 
 // -----
 
 // NCHW x FCHW, batch 1: the filter is the F x (C*KH*KW) matrix A, the
-// patches (c, kh, kw, n, oh, ow) are B, and the F x (OH*OW) product is the
+// patches (n, c, kh, kw, oh, ow) are B, and the F x (OH*OW) product is the
 // output as it is.
-// CHECK-DAG: #[[$NCHW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1 + d4, d2 + d5)>
+// CHECK-DAG: #[[$NCHW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
 // CHECK-LABEL: func.func @nchw_batch1
-// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$NCHW]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<2x3x3x1x4x4xf16>)
-// CHECK: %[[B:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<2x3x3x1x4x4xf16> into tensor<18x16xf16>
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$NCHW]], {{.*}}]{{.*}} outs(%{{.*}} : tensor<1x2x3x3x4x4xf16>)
+// CHECK: %[[B:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1, 2, 3], [4, 5]] : tensor<1x2x3x3x4x4xf16> into tensor<18x16xf16>
 // CHECK: %[[A:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<8x2x3x3xf16> into tensor<8x18xf16>
 // CHECK: %[[M:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<8x18xf16>, tensor<18x16xf16>) outs(%{{.*}} : tensor<8x16xf32>)
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf16>)
 // CHECK: tensor.expand_shape %[[T]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 8, 4, 4]
-// CHECK-NOT: linalg.transpose
 func.func @nchw_batch1(%x: tensor<1x2x6x6xf16>, %w: tensor<8x2x3x3xf16>) -> tensor<1x8x4x4xf16> {
   %zero = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<1x8x4x4xf16>
@@ -98,26 +97,17 @@ func.func @nchw_batch1(%x: tensor<1x2x6x6xf16>, %w: tensor<8x2x3x3xf16>) -> tens
 
 // -----
 
-// Batch 2: the F x (N*OH*OW) product is transposed to N x F x OH x OW.
+// A batch: a batch_matmul of the filter broadcast over the images and the
+// N x (C*KH*KW) x (OH*OW) patches, into the (collapsed) f32 init; the
+// product is the NCHW output as it is.
 // CHECK-LABEL: func.func @nchw_batch2
-// CHECK: linalg.matmul {{.*}} -> tensor<8x32xf32>
-// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] output_shape [8, 2, 4, 4] : tensor<8x32xf32> into tensor<8x2x4x4xf32>
-// CHECK: linalg.transpose ins(%[[E]] : tensor<8x2x4x4xf32>) outs(%{{.*}} : tensor<2x8x4x4xf32>) permutation = [1, 0, 2, 3]
-func.func @nchw_batch2(%x: tensor<2x2x6x6xf16>, %w: tensor<8x2x3x3xf16>) -> tensor<2x8x4x4xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<2x8x4x4xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
-  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x2x6x6xf16>, tensor<8x2x3x3xf16>) outs(%f : tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
-  return %c : tensor<2x8x4x4xf32>
-}
-
-// -----
-
-// Left alone: a batched NCHW convolution accumulating into an input (its
-// init is not in the product's F x N order).
-// CHECK-LABEL: func.func @nchw_batch2_accumulate
-// CHECK: linalg.conv_2d_nchw_fchw
-func.func @nchw_batch2_accumulate(%x: tensor<2x2x6x6xf16>, %w: tensor<8x2x3x3xf16>, %acc: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
+// CHECK: %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3], [4, 5]] : tensor<2x2x3x3x4x4xf16> into tensor<2x18x16xf16>
+// CHECK: %[[A:.*]] = linalg.broadcast ins(%{{.*}} : tensor<8x18xf16>) outs(%{{.*}} : tensor<2x8x18xf16>) dimensions = [0]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<2x8x4x4xf32> into tensor<2x8x16xf32>
+// CHECK: %[[M:.*]] = linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<2x8x18xf16>, tensor<2x18x16xf16>) outs(%[[C]] : tensor<2x8x16xf32>)
+// CHECK: tensor.expand_shape %[[M]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 8, 4, 4]
+// CHECK-NOT: linalg.transpose
+func.func @nchw_batch2(%x: tensor<2x2x6x6xf16>, %w: tensor<8x2x3x3xf16>, %acc: tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32> {
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x2x6x6xf16>, tensor<8x2x3x3xf16>) outs(%acc : tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
   return %c : tensor<2x8x4x4xf32>
 }

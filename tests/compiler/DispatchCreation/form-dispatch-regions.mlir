@@ -157,6 +157,32 @@ func.func @tensor_roots(%x: tensor<2x4xf32>) -> (tensor<4x6xf32>, tensor<8xf32>,
 
 // -----
 
+// A pad takes no elementwise producer: its tiles read parts of the source
+// whose size depends on their position, so a fused producer's tile would
+// have a dynamic shape (a relu before a padded convolution did not compile
+// for GPUs). The relu is its own dispatch, the pad another.
+// CHECK-LABEL: func.func @pad_of_relu
+// CHECK:       %[[R:.+]] = kiln.dispatch_region
+// CHECK-NEXT:    linalg.generic
+// CHECK:       kiln.dispatch_region
+// CHECK-NEXT:    tensor.pad %[[R]]
+func.func @pad_of_relu(%x: tensor<2x4xf32>) -> tensor<4x6xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4xf32>
+  %p = tensor.pad %r low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<2x4xf32> to tensor<4x6xf32>
+  return %p : tensor<4x6xf32>
+}
+
+// -----
+
 #id = affine_map<(d0) -> (d0)>
 
 // An elementwise op with no root around it forms its own region; a result

@@ -448,6 +448,36 @@ CASES.append(Case(
     nchw_conv_prog(x.shape, w.shape, (1, 64, 6, 6), "f16", "f32", 2, 1),
     [Run("main", [T(x, "f16"), T(w, "f16")], [T(ref_nchw, "f32")], atol=0, rtol=0)]))
 
+# relu -> pad -> NCHW convolution (f32): the usual CNN block; the pad is its
+# own kernel (a pad with a fused producer did not compile for GPUs).
+x, w = conv_rng.uniform(-2, 2, size=(2, 4, 8, 8)).astype(np.float32), \
+    conv_rng.uniform(-2, 2, size=(8, 4, 3, 3)).astype(np.float32)
+xp = np.pad(np.maximum(x, 0), ((0, 0), (0, 0), (1, 1), (1, 1)))
+ref_nchw = conv2d_dilated(xp.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), 1, 1).transpose(0, 3, 1, 2)
+CASES.append(Case(
+    "conv/relu_pad_conv_f32.mlir",
+    "relu, tensor.pad by 1, then linalg.conv_2d_nchw_fchw: 2x4x8x8 * 8x4x3x3 -> 2x8x8x8.",
+    """func.func @main(%x: tensor<2x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x4x8x8xf32>) outs(%e : tensor<2x4x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x8x8xf32>
+  %p = tensor.pad %r low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x4x8x8xf32> to tensor<2x4x10x10xf32>
+  %e2 = tensor.empty() : tensor<2x8x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w : tensor<2x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+  return %c : tensor<2x8x8x8xf32>
+}""",
+    [Run("main", [T(x, "f32"), T(w, "f32")], [T(ref_nchw, "f32")], atol=ACC_ATOL)]))
+
 x, w = f32(1, 5, 5, 3), f32(3, 3, 3)
 ref = np.zeros((1, 3, 3, 3))
 for i in range(3):
