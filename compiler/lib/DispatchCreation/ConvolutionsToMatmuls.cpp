@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kiln {
@@ -131,6 +132,113 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   return success();
 }
 
+// The single user of an NCHW convolution's result when it is an
+// elementwise linalg.generic that can run on the N x F x (OH*OW) product:
+// all loops parallel, one result, the convolution's result read through
+// the identity map, every other input either read through the identity
+// (same shape) or through a projection that does not use the spatial loops
+// (a per-channel bias).
+linalg::GenericOp getCollapsibleConsumer(Value result) {
+  if (!result.hasOneUse())
+    return nullptr;
+  auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!generic || generic.getNumDpsInits() != 1 || generic.getNumLoops() != 4 ||
+      generic.getNumParallelLoops() != 4 || !generic.hasPureTensorSemantics() ||
+      !generic.getBody()->getOps<linalg::IndexOp>().empty())
+    return nullptr;
+  auto resultType = cast<RankedTensorType>(result.getType());
+  for (OpOperand &operand : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type)
+      return nullptr;
+    if (map.isIdentity()) {
+      if (type.getShape() != resultType.getShape())
+        return nullptr;
+      continue;
+    }
+    if (operand.get() == result || !map.isProjectedPermutation() ||
+        map.isFunctionOfDim(2) || map.isFunctionOfDim(3) ||
+        generic.isDpsInit(&operand))
+      return nullptr;
+  }
+  return generic;
+}
+
+// Rebuilds `consumer`, which reads `current` (N x F x OH x OW), on `flat`,
+// the same values as the product's shape (N x F x P, or F x P for one
+// image): identity operands collapsed like the output, the others' maps
+// renamed (n, f, oh, ow) -> (n, f, p) (one image: n dropped). Returns the
+// rebuilt result.
+Value rebuildOnProduct(RewriterBase &rewriter, linalg::GenericOp consumer,
+                       Value current, Value flat,
+                       ArrayRef<ReassociationIndices> groups, bool batched) {
+  Location loc = consumer.getLoc();
+  MLIRContext *context = rewriter.getContext();
+  rewriter.setInsertionPoint(consumer);
+  auto flatType = cast<RankedTensorType>(flat.getType());
+  unsigned rank = flatType.getRank();
+  // Old dims n and f (oh and ow are never used by a renamed map).
+  SmallVector<AffineExpr> rename(4, getAffineConstantExpr(0, context));
+  if (batched) {
+    rename[0] = getAffineDimExpr(0, context);
+    rename[1] = getAffineDimExpr(1, context);
+  } else {
+    rename[1] = getAffineDimExpr(0, context);
+  }
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    AffineMap map = consumer.getMatchingIndexingMap(input);
+    if (input->get() == current) {
+      inputs.push_back(flat);
+      maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    } else if (map.isIdentity()) {
+      inputs.push_back(
+          tensor::CollapseShapeOp::create(rewriter, loc, input->get(), groups));
+      maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    } else {
+      inputs.push_back(input->get());
+      maps.push_back(map.replaceDimsAndSymbols(rename, {}, rank, 0));
+    }
+  }
+  auto outType = cast<RankedTensorType>(consumer.getResult(0).getType());
+  auto movedType =
+      RankedTensorType::get(flatType.getShape(), outType.getElementType());
+  Value init = tensor::EmptyOp::create(rewriter, loc, movedType.getShape(),
+                                       movedType.getElementType());
+  maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+  auto moved = linalg::GenericOp::create(
+      rewriter, loc, movedType, inputs, ValueRange{init}, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel));
+  IRMapping mapping;
+  consumer.getRegion().cloneInto(&moved.getRegion(), mapping);
+  return moved.getResult(0);
+}
+
+// Replaces the NCHW convolution by `product` (its values in the product's
+// shape) expanded back, after moving the chain of elementwise consumers
+// that getCollapsibleConsumer accepts (bias, then activation, ...) onto
+// the product's shape, so that they can be the contraction's epilogue.
+void replaceWithProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                        Value product, ArrayRef<ReassociationIndices> groups,
+                        bool batched) {
+  Value current = conv.getResult(0), flat = product;
+  SmallVector<linalg::GenericOp> moved;
+  while (linalg::GenericOp consumer = getCollapsibleConsumer(current)) {
+    flat = rebuildOnProduct(rewriter, consumer, current, flat, groups, batched);
+    moved.push_back(consumer);
+    current = consumer.getResult(0);
+  }
+  rewriter.setInsertionPointAfterValue(flat);
+  Value expanded = tensor::ExpandShapeOp::create(
+      rewriter, conv.getLoc(), current.getType(), flat, groups);
+  rewriter.replaceAllUsesWith(current, expanded);
+  for (linalg::GenericOp consumer : llvm::reverse(moved))
+    rewriter.eraseOp(consumer);
+  rewriter.eraseOp(conv);
+}
+
 // NCHW x FCHW: the filter is already the F x (C*KH*KW) matrix A and the
 // patches[n][c][kh][kw][oh][ow] = input[n][c][oh*sh + kh*dh][ow*sw + kw*dw]
 // are B, (C*KH*KW) x (OH*OW) per image, contiguous along ow; the product
@@ -237,8 +345,7 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
     product = convertElements(rewriter, loc, product,
                               RankedTensorType::get(productShape, accElement),
                               /*extend=*/false);
-  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, outputType, product,
-                                                     outGroups);
+  replaceWithProduct(rewriter, conv, product, outGroups, batched);
   return success();
 }
 

@@ -111,3 +111,38 @@ func.func @nchw_batch2(%x: tensor<2x2x6x6xf16>, %w: tensor<8x2x3x3xf16>, %acc: t
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x2x6x6xf16>, tensor<8x2x3x3xf16>) outs(%acc : tensor<2x8x4x4xf32>) -> tensor<2x8x4x4xf32>
   return %c : tensor<2x8x4x4xf32>
 }
+
+// -----
+
+// The convolution's elementwise consumers (a per-channel bias, then a ReLU)
+// move onto the product's F x (OH*OW) shape, the bias map renamed from
+// (n, f, oh, ow) -> (f) to (f, p) -> (f); the result is expanded once, at
+// the end.
+// CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$CH:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @nchw_bias_relu
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf16>)
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[$ID2]], #[[$CH]], #[[$ID2]]]{{.*}} ins(%[[T]], %{{.*}} : tensor<8x16xf16>, tensor<8xf16>)
+// CHECK: arith.addf
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<8x16xf16>)
+// CHECK: arith.maximumf
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 8, 4, 4]
+// CHECK: return %[[E]]
+func.func @nchw_bias_relu(%x: tensor<1x2x6x6xf16>, %w: tensor<8x2x3x3xf16>, %bias: tensor<8xf16>) -> tensor<1x8x4x4xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x8x4x4xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<1x8x4x4xf16>) -> tensor<1x8x4x4xf16>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x6x6xf16>, tensor<8x2x3x3xf16>) outs(%f : tensor<1x8x4x4xf16>) -> tensor<1x8x4x4xf16>
+  %b = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %bias : tensor<1x8x4x4xf16>, tensor<8xf16>) outs(%e : tensor<1x8x4x4xf16>) {
+  ^bb0(%v: f16, %k: f16, %o: f16):
+    %s = arith.addf %v, %k : f16
+    linalg.yield %s : f16
+  } -> tensor<1x8x4x4xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : tensor<1x8x4x4xf16>) outs(%e : tensor<1x8x4x4xf16>) {
+  ^bb0(%v: f16, %o: f16):
+    %m = arith.maximumf %v, %zero : f16
+    linalg.yield %m : f16
+  } -> tensor<1x8x4x4xf16>
+  return %r : tensor<1x8x4x4xf16>
+}

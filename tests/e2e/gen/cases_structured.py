@@ -448,6 +448,47 @@ CASES.append(Case(
     nchw_conv_prog(x.shape, w.shape, (1, 64, 6, 6), "f16", "f32", 2, 1),
     [Run("main", [T(x, "f16"), T(w, "f16")], [T(ref_nchw, "f32")], atol=0, rtol=0)]))
 
+# NCHW f16 convolution, + per-channel bias, ReLU (the block kiln.torch
+# emits for Conv2d + ReLU): the bias and the ReLU move onto the product's
+# shape and become the contraction's epilogue. Batch 1 and 2.
+def nchw_bias_relu_prog(n):
+    return f"""#id = affine_map<(a, b, c, d) -> (a, b, c, d)>
+#ch = affine_map<(a, b, c, d) -> (b)>
+func.func @main(%x: tensor<{n}x16x10x10xf16>, %w: tensor<32x16x3x3xf16>, %bias: tensor<32xf16>) -> tensor<{n}x32x8x8xf16> {{
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<{n}x32x8x8xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<{n}x32x8x8xf16>) -> tensor<{n}x32x8x8xf16>
+  %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}
+      ins(%x, %w : tensor<{n}x16x10x10xf16>, tensor<32x16x3x3xf16>) outs(%f : tensor<{n}x32x8x8xf16>) -> tensor<{n}x32x8x8xf16>
+  %b = linalg.generic {{indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%c, %bias : tensor<{n}x32x8x8xf16>, tensor<32xf16>) outs(%e : tensor<{n}x32x8x8xf16>) {{
+  ^bb0(%v: f16, %k: f16, %o: f16):
+    %s = arith.addf %v, %k : f16
+    linalg.yield %s : f16
+  }} -> tensor<{n}x32x8x8xf16>
+  %r = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%b : tensor<{n}x32x8x8xf16>) outs(%e : tensor<{n}x32x8x8xf16>) {{
+  ^bb0(%v: f16, %o: f16):
+    %m = arith.maximumf %v, %zero : f16
+    linalg.yield %m : f16
+  }} -> tensor<{n}x32x8x8xf16>
+  return %r : tensor<{n}x32x8x8xf16>
+}}"""
+
+
+for n in (1, 2):
+    x, w = quarters16(n, 16, 10, 10), quarters16(32, 16, 3, 3)
+    bias = quarters16(32)
+    conv = conv2d_dilated(x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), 1, 1).transpose(0, 3, 1, 2)
+    # The f16 rounding of the sum before the bias, as the program computes it.
+    rounded = conv.astype(np.float16).astype(np.float64)
+    ref_nchw = np.maximum((rounded + bias[None, :, None, None]).astype(np.float16), 0)
+    CASES.append(Case(
+        f"conv/conv2d_nchw_f16_bias_relu_n{n}.mlir",
+        f"f16 linalg.conv_2d_nchw_fchw + per-channel bias + ReLU, batch {n}: {n}x16x10x10 * 32x16x3x3 (the bias and ReLU run as the matmul's epilogue).",
+        nchw_bias_relu_prog(n),
+        [Run("main", [T(x, "f16"), T(w, "f16"), T(bias, "f16")], [T(ref_nchw, "f16")], atol=0, rtol=0)]))
+
 # relu -> pad -> NCHW convolution (f32): the usual CNN block; the pad is its
 # own kernel (a pad with a fused producer did not compile for GPUs).
 x, w = conv_rng.uniform(-2, 2, size=(2, 4, 8, 8)).astype(np.float32), \
