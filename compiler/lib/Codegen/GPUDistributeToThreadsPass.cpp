@@ -135,13 +135,12 @@ struct GPUDistributeToThreadsPass
     FailureOr<ThreadStrategy> strategy = readThreadStrategy(func);
     if (failed(strategy))
       return signalPassFailure();
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    if (failed(checkBufferized(ops)))
+    FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
+    if (failed(ops))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> distributed;
-    for (linalg::LinalgOp op : ops) {
+    for (linalg::LinalgOp op : *ops) {
       FailureOr<Operation *> replacement =
           distributeOp(rewriter, op, strategy->threadTile);
       if (failed(replacement))

@@ -519,17 +519,16 @@ struct GPULowerRowsPass
       return signalPassFailure();
     if (!strategy->workgroupReduction || strategy->matrix)
       return;
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    if (failed(checkBufferized(ops)))
+    FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
+    if (failed(ops))
       return signalPassFailure();
     std::optional<RowPlan> plan =
-        planRowsInRegisters(ops, strategy->workgroupSize,
+        planRowsInRegisters(*ops, strategy->workgroupSize,
                             strategy->subgroupSize, strategy->subgroupRows);
     if (!plan)
       return;
     IRRewriter rewriter(&getContext());
-    emitRowsInRegisters(rewriter, ops, *plan, strategy->workgroupSize,
+    emitRowsInRegisters(rewriter, *ops, *plan, strategy->workgroupSize,
                         strategy->subgroupSize);
   }
 };

@@ -344,13 +344,12 @@ struct GPULowerWorkgroupReductionsPass
       return signalPassFailure();
     if (!strategy->workgroupReduction)
       return;
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    if (failed(checkBufferized(ops)))
+    FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
+    if (failed(ops))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> lowered;
-    for (linalg::LinalgOp op : ops) {
+    for (linalg::LinalgOp op : *ops) {
       Operation *combiner = getInnermostReductionCombiner(op);
       std::optional<int64_t> reduced = staticReductionSize(op);
       if (!combiner || !reduced ||

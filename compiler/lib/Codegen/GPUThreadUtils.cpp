@@ -43,12 +43,15 @@ FailureOr<ThreadStrategy> mlir::kiln::readThreadStrategy(func::FuncOp func) {
   return result;
 }
 
-LogicalResult mlir::kiln::checkBufferized(ArrayRef<linalg::LinalgOp> ops) {
+FailureOr<SmallVector<linalg::LinalgOp>>
+mlir::kiln::getBufferizedOps(func::FuncOp func) {
+  SmallVector<linalg::LinalgOp> ops;
+  func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
   for (linalg::LinalgOp op : ops)
     if (!op.hasPureBufferSemantics())
       return op.emitError()
              << "expected a bufferized op; run kiln-gpu-bufferize first";
-  return success();
+  return ops;
 }
 
 void mlir::kiln::insertBarriersAfter(RewriterBase &rewriter,

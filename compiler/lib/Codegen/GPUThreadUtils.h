@@ -42,9 +42,9 @@ struct ThreadStrategy {
 // `workgroup_size`.
 FailureOr<ThreadStrategy> readThreadStrategy(func::FuncOp func);
 
-// Whether every linalg op of `ops` works on buffers; emits an error on the
-// first that does not.
-LogicalResult checkBufferized(ArrayRef<linalg::LinalgOp> ops);
+// The linalg ops of `func` in order, all on buffers; an error (emitted) on
+// the first that is not.
+FailureOr<SmallVector<linalg::LinalgOp>> getBufferizedOps(func::FuncOp func);
 
 // Threads read what other threads wrote in the previous op (shared
 // temporaries, in-place outputs): a gpu.barrier after each op of `done`

@@ -47,21 +47,55 @@ Value convertElements(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
+// The operand types of a convolution this pass rewrites: static shapes,
+// an f16 or bf16 input and filter of the same type, and an f32 or
+// same-type result.
+struct ConvolutionTypes {
+  RankedTensorType filter, output;
+  Type element, accumulator;
+};
+std::optional<ConvolutionTypes> getConvolutionTypes(linalg::LinalgOp conv) {
+  auto input = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
+  auto filter = dyn_cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
+  auto output = dyn_cast<RankedTensorType>(conv.getDpsInits()[0].getType());
+  if (!conv.hasPureTensorSemantics() || !input || !filter || !output ||
+      !input.hasStaticShape() || !filter.hasStaticShape() ||
+      !output.hasStaticShape())
+    return std::nullopt;
+  Type element = input.getElementType();
+  Type accumulator = output.getElementType();
+  if (!isNarrowFloat(element) || filter.getElementType() != element ||
+      !(accumulator.isF32() || accumulator == element))
+    return std::nullopt;
+  return ConvolutionTypes{filter, output, element, accumulator};
+}
+
+// The gather of a convolution's input patches: a linalg.generic writing a
+// tensor of `shape` through `inputMap`.
+Value createPatches(RewriterBase &rewriter, Location loc, Value input,
+                    AffineMap inputMap, ArrayRef<int64_t> shape, Type element) {
+  auto type = RankedTensorType::get(shape, element);
+  Value init = tensor::EmptyOp::create(rewriter, loc, shape, element);
+  unsigned rank = shape.size();
+  return linalg::GenericOp::create(
+             rewriter, loc, type, ValueRange{input}, ValueRange{init},
+             SmallVector<AffineMap>{inputMap,
+                                    rewriter.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, args[0]);
+             })
+      .getResult(0);
+}
+
 LogicalResult rewriteConvolution(RewriterBase &rewriter,
                                  linalg::Conv2DNhwcHwcfOp conv) {
-  auto inputType = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
-  auto filterType =
-      dyn_cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
-  auto outputType = dyn_cast<RankedTensorType>(conv.getDpsInits()[0].getType());
-  if (!conv.hasPureTensorSemantics() || !inputType || !filterType ||
-      !outputType || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape() || !outputType.hasStaticShape())
+  std::optional<ConvolutionTypes> types = getConvolutionTypes(conv);
+  if (!types)
     return failure();
-  Type element = inputType.getElementType();
-  Type accElement = outputType.getElementType();
-  if (!isNarrowFloat(element) || filterType.getElementType() != element ||
-      !(accElement.isF32() || accElement == element))
-    return failure();
+  RankedTensorType filterType = types->filter, outputType = types->output;
+  Type element = types->element, accElement = types->accumulator;
 
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
@@ -82,19 +116,10 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
                      {dn, doh * strides[0] + dkh * dilations[0],
                       dow * strides[1] + dkw * dilations[1], dc},
                      context);
-  auto patchesType = RankedTensorType::get({n, oh, ow, kh, kw, c}, element);
-  Value patchesInit =
-      tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(), element);
-  auto patches = linalg::GenericOp::create(
-      rewriter, loc, patchesType, ValueRange{conv.getDpsInputs()[0]},
-      ValueRange{patchesInit},
-      SmallVector<AffineMap>{inputMap, rewriter.getMultiDimIdentityMap(6)},
-      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-      [](OpBuilder &b, Location l, ValueRange args) {
-        linalg::YieldOp::create(b, l, args[0]);
-      });
+  Value patches = createPatches(rewriter, loc, conv.getDpsInputs()[0], inputMap,
+                                {n, oh, ow, kh, kw, c}, element);
   Value a = tensor::CollapseShapeOp::create(
-      rewriter, loc, patches.getResult(0),
+      rewriter, loc, patches,
       SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
   Value b = tensor::CollapseShapeOp::create(
       rewriter, loc, conv.getDpsInputs()[1],
@@ -247,19 +272,11 @@ void replaceWithProduct(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
 // small copy: filters are small next to activations).
 LogicalResult rewriteConvolution(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv) {
-  auto inputType = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
-  auto filterType =
-      dyn_cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
-  auto outputType = dyn_cast<RankedTensorType>(conv.getDpsInits()[0].getType());
-  if (!conv.hasPureTensorSemantics() || !inputType || !filterType ||
-      !outputType || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape() || !outputType.hasStaticShape())
+  std::optional<ConvolutionTypes> types = getConvolutionTypes(conv);
+  if (!types)
     return failure();
-  Type element = inputType.getElementType();
-  Type accElement = outputType.getElementType();
-  if (!isNarrowFloat(element) || filterType.getElementType() != element ||
-      !(accElement.isF32() || accElement == element))
-    return failure();
+  RankedTensorType filterType = types->filter, outputType = types->output;
+  Type element = types->element, accElement = types->accumulator;
 
   Location loc = conv.getLoc();
   rewriter.setInsertionPoint(conv);
@@ -280,23 +297,14 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
                      {dn, dc, doh * strides[0] + dkh * dilations[0],
                       dow * strides[1] + dkw * dilations[1]},
                      context);
-  auto patchesType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
-  Value patchesInit =
-      tensor::EmptyOp::create(rewriter, loc, patchesType.getShape(), element);
-  auto patches = linalg::GenericOp::create(
-      rewriter, loc, patchesType, ValueRange{conv.getDpsInputs()[0]},
-      ValueRange{patchesInit},
-      SmallVector<AffineMap>{inputMap, rewriter.getMultiDimIdentityMap(6)},
-      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-      [](OpBuilder &b, Location l, ValueRange args) {
-        linalg::YieldOp::create(b, l, args[0]);
-      });
+  Value patches = createPatches(rewriter, loc, conv.getDpsInputs()[0], inputMap,
+                                {n, c, kh, kw, oh, ow}, element);
   // B: K x P, or N x K x P.
   SmallVector<ReassociationIndices> patchGroups =
       batched ? SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}}
               : SmallVector<ReassociationIndices>{{0, 1, 2, 3}, {4, 5}};
-  Value bMatrix = tensor::CollapseShapeOp::create(
-      rewriter, loc, patches.getResult(0), patchGroups);
+  Value bMatrix =
+      tensor::CollapseShapeOp::create(rewriter, loc, patches, patchGroups);
   // A: F x K, broadcast to N x F x K for a batch.
   Value aMatrix = tensor::CollapseShapeOp::create(
       rewriter, loc, conv.getDpsInputs()[1],
