@@ -24,7 +24,7 @@ log, sqrt, rsqrt, abs, pow / ** by a number (RMS norm written by hand),
 softmax, log_softmax, layer_norm, +, -, *, / (broadcasting, tensors and
 Python numbers), neg, sum / mean (dims, keepdim), cat, reshape / view /
 flatten, permute / transpose / .t(), contiguous, indexing with integers and
-:', scaled_dot_product_attention (torch 2; is_causal, no mask or dropout:
+slices (integer bounds, positive steps), scaled_dot_product_attention (torch 2; is_causal, no mask or dropout:
 the attention chain that becomes one fused kernel on NVIDIA GPUs). Anything else raises UnsupportedOpError naming the op and the line of
 the model's source that called it.
 """
@@ -812,27 +812,45 @@ masked), written as the
         return out
 
     def getitem(self, node, x, index):
-        """x[i], x[i, j], x[:, i], ...: integers and full slices."""
+        """x[i], x[:, i], x[1:5], x[:, ::2], ...: integers and slices with
+        integer bounds and a positive step (a strided tensor.extract_slice)."""
         ssa, shape, element = self.value(node, x)
         if not isinstance(index, tuple):
             index = (index,)
-        if len(index) > len(shape) or not all(
-                isinstance(i, int) or (isinstance(i, slice) and i == slice(None))
-                for i in index):
-            self.unsupported(node, f"indexing with {index!r} (integers and ':' only)")
-        offsets, sizes = [], []
+
+        def plain(i):
+            if isinstance(i, int):
+                return True
+            return isinstance(i, slice) and all(
+                v is None or isinstance(v, int) for v in (i.start, i.stop, i.step)) and (
+                i.step is None or i.step > 0)
+
+        if len(index) > len(shape) or not all(plain(i) for i in index):
+            self.unsupported(node, f"indexing with {index!r} (integers and slices with "
+                             "integer bounds and a positive step only)")
+        offsets, sizes, strides = [], [], []
         for d, extent in enumerate(shape):
             i = index[d] if d < len(index) else slice(None)
             if isinstance(i, int):
+                if not -extent <= i < extent:
+                    self.unsupported(node, f"index {i} out of range for dimension {d} "
+                                     f"of size {extent}")
                 offsets.append(str(i % extent))
                 sizes.append("1")
-            else:
-                offsets.append("0")
-                sizes.append(str(extent))
+                strides.append("1")
+                continue
+            start, stop, step = i.indices(extent)
+            count = len(range(start, stop, step))
+            if count == 0:
+                self.unsupported(node, f"slice {i!r} of dimension {d} (size {extent}) "
+                                 "is empty")
+            offsets.append(str(start))
+            sizes.append(str(count))
+            strides.append(str(step))
         out_shape, _ = self.meta(node)
         name = self.fresh()
         self.emit(f"{name} = tensor.extract_slice {ssa}[{', '.join(offsets)}] "
-                  f"[{', '.join(sizes)}] [{', '.join('1' for _ in shape)}] : "
+                  f"[{', '.join(sizes)}] [{', '.join(strides)}] : "
                   f"{_ttype(shape, element)} to {_ttype(out_shape, element)}")
         self.set(node, name, out_shape, element)
 

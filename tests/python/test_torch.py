@@ -259,6 +259,19 @@ class TorchTest(unittest.TestCase):
                                     "scaled_dot_product_attention with dropout_p"):
             kiln.torch.export(SdpaAttention(dropout_p=0.1), (torch.randn(2, 64, 32),))
 
+    def test_strided_slicing(self):
+        class Slices(torch.nn.Module):
+            def forward(self, x):
+                return x[:, 1:7:2] * 2.0, x[1, ::3], x[-1, 2:-1]
+        self.check(Slices(), (torch.randn(3, 8),))
+        # Steps must be positive integers; torch itself refuses negative
+        # ones, and Ellipsis is not taken.
+        class EllipsisIndex(torch.nn.Module):
+            def forward(self, x):
+                return x[..., 1]
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError, "indexing with"):
+            kiln.torch.export(EllipsisIndex(), (torch.randn(3, 8),))
+
     def test_conv2d_f16_runs_as_a_matmul(self):
         # An f16 nn.Conv2d (NCHW) becomes an im2col gather and a matmul with
         # an f32 accumulator (kiln-convolutions-to-matmuls), on every target.
