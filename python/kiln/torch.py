@@ -14,7 +14,7 @@ MLIR program over static-shape tensors (linalg, tensor, arith, math);
 parameters and buffers become constants of the program. export() returns
 that text.
 
-Ops: nn.Linear, nn.Conv2d (groups 1, numeric padding), nn.MaxPool2d,
+Ops: nn.Linear, nn.Conv2d (numeric zero padding, any groups), nn.MaxPool2d,
 nn.AvgPool2d (no padding), nn.AdaptiveAvgPool2d(1), nn.BatchNorm2d (eval),
 nn.Embedding, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Softmax,
 nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval: identity),
@@ -316,11 +316,12 @@ class _Emitter:
         if isinstance(module, nn.Flatten):
             return self.reshape(node, x)
         if isinstance(module, nn.Conv2d):
-            if module.groups != 1 or not isinstance(module.padding, tuple):
-                self.unsupported(node, f"module Conv2d ({node.target}) with groups "
-                                 f"{module.groups}, padding {module.padding!r}")
+            if not isinstance(module.padding, tuple) or module.padding_mode != "zeros":
+                self.unsupported(node, f"module Conv2d ({node.target}) with padding "
+                                 f"{module.padding!r}, padding_mode {module.padding_mode!r}")
             return self.conv2d(node, x, module.weight, module.bias, module.stride,
-                               module.padding, module.dilation, node.target)
+                               module.padding, module.dilation, node.target,
+                               module.groups)
         if isinstance(module, (nn.MaxPool2d, nn.AvgPool2d)):
             return self.pool2d(node, x, module, isinstance(module, nn.MaxPool2d))
         if isinstance(module, nn.AdaptiveAvgPool2d):
@@ -877,18 +878,36 @@ masked), written as the
                   f"{_ttype(shape, element)}) -> {_ttype(shape, element)}")
         return init
 
-    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path):
+    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path, groups=1):
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         ssa, shape, _ = self.value(node, x)
         padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, 0.0)
-        wv = self.tensor_value(f"{path}.weight", weight)      # (F, C, KH, KW)
-        init = self.filled(out_shape, element, 0.0)
+        wv = self.tensor_value(f"{path}.weight", weight)      # (F, C/groups, KH, KW)
+        attrs = (f"{{dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>, "
+                 f"strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}}")
         conv = self.fresh()
-        self.emit(f"{conv} = linalg.conv_2d_nchw_fchw {{dilations = dense<[{dilation[0]}, {dilation[1]}]> : "
-                  f"tensor<2xi64>, strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}} "
-                  f"ins({padded}, {wv[0]} : {_ttype(padded_shape, element)}, {_ttype(wv[1], element)}) "
-                  f"outs({init} : {_ttype(out_shape, element)}) -> {_ttype(out_shape, element)}")
+        if groups == 1:
+            init = self.filled(out_shape, element, 0.0)
+            self.emit(f"{conv} = linalg.conv_2d_nchw_fchw {attrs} "
+                      f"ins({padded}, {wv[0]} : {_ttype(padded_shape, element)}, {_ttype(wv[1], element)}) "
+                      f"outs({init} : {_ttype(out_shape, element)}) -> {_ttype(out_shape, element)}")
+        else:
+            # Grouped (depthwise when groups = channels): the channels split
+            # into groups, linalg.conv_2d_ngchw_gfchw, the groups merged back.
+            n, c, h, w = padded_shape
+            f, cg, kh, kw = wv[1]
+            x5 = (n, groups, c // groups, h, w)
+            w5 = (groups, f // groups, cg, kh, kw)
+            o5 = (n, groups, f // groups, out_shape[2], out_shape[3])
+            xg = self.reshape_value(padded, padded_shape, x5, element)
+            wg = self.reshape_value(wv[0], wv[1], w5, element)
+            init = self.filled(o5, element, 0.0)
+            grouped = self.fresh()
+            self.emit(f"{grouped} = linalg.conv_2d_ngchw_gfchw {attrs} "
+                      f"ins({xg}, {wg} : {_ttype(x5, element)}, {_ttype(w5, element)}) "
+                      f"outs({init} : {_ttype(o5, element)}) -> {_ttype(o5, element)}")
+            conv = self.reshape_value(grouped, o5, out_shape, element)
         if bias is not None:
             bv = self.tensor_value(f"{path}.bias", bias)
             conv = self.generic([(conv, out_shape, ["d0", "d1", "d2", "d3"]), (bv[0], bv[1], ["d1"])],

@@ -259,6 +259,14 @@ class TorchTest(unittest.TestCase):
                                     "scaled_dot_product_attention with dropout_p"):
             kiln.torch.export(SdpaAttention(dropout_p=0.1), (torch.randn(2, 64, 32),))
 
+    def test_grouped_and_depthwise_conv2d(self):
+        # linalg.conv_2d_ngchw_gfchw on the channels split into groups.
+        torch.manual_seed(11)
+        grouped = torch.nn.Sequential(
+            torch.nn.Conv2d(8, 12, 3, padding=1, groups=4), torch.nn.ReLU(),
+            torch.nn.Conv2d(12, 12, 3, stride=2, groups=12, bias=False))  # depthwise
+        self.check(grouped, (torch.randn(2, 8, 9, 9),), atol=2e-5)
+
     def test_strided_slicing(self):
         class Slices(torch.nn.Module):
             def forward(self, x):
@@ -321,11 +329,12 @@ class TorchTest(unittest.TestCase):
         self.check(Embed(), (tokens, torch.randn(2, 5, 4)), atol=2e-5)
 
     def test_unsupported_op_names_op_and_line(self):
-        grouped = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, groups=2))
+        circular = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, padding=1,
+                                                       padding_mode="circular"))
         with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
-            kiln.torch.export(grouped, (torch.randn(1, 4, 8, 8),))
+            kiln.torch.export(circular, (torch.randn(1, 4, 8, 8),))
         self.assertIn("Conv2d", str(caught.exception))
-        self.assertIn("groups 2", str(caught.exception))
+        self.assertIn("padding_mode 'circular'", str(caught.exception))
 
         class Cumsum(torch.nn.Module):
             def forward(self, x):
