@@ -37,6 +37,15 @@ using namespace mlir::kiln;
 
 namespace {
 
+// Thread mappings available to one scf.forall (#gpu.thread<linear_dim_i>).
+constexpr unsigned kMaxLinearDims = 10;
+
+static Attribute threadMapping(MLIRContext *ctx, unsigned linearDim) {
+  return gpu::GPUThreadMappingAttr::get(
+      ctx, static_cast<gpu::MappingId>(
+               static_cast<unsigned>(gpu::MappingId::LinearDim0) + linearDim));
+}
+
 // Spreads the parallel loops of `op` over the workgroup's threads: an
 // scf.forall with tile 1 (the innermost parallel loop: `threadTile`), each
 // iteration running the op on its tile; reduction loops stay whole, so

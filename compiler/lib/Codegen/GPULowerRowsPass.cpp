@@ -442,13 +442,7 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
             MemRefType::get(
                 {slots}, accType, MemRefLayoutAttrInterface(),
                 gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
-        Value laneLeader =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
-        scf::IfOp::create(b, loc, laneLeader, [&](OpBuilder &ib, Location loc) {
-          memref::StoreOp::create(ib, loc, total, shared, subgroup);
-          scf::YieldOp::create(ib, loc);
-        });
-        gpu::BarrierOp::create(b, loc);
+        publishSubgroupTotal(b, loc, total, lane, shared, subgroup);
         SmallVector<Value> totals;
         for (int64_t s = 0; s < slots; ++s)
           totals.push_back(memref::LoadOp::create(b, loc, shared, index(s)));

@@ -40,6 +40,28 @@ using namespace mlir::kiln;
 
 namespace {
 
+// Product of the static extents of the trailing reduction loops.
+static std::optional<int64_t> staticReductionSize(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t size = 1;
+  for (int64_t r : ArrayRef(ranges).drop_front(op.getNumParallelLoops())) {
+    if (ShapedType::isDynamic(r))
+      return std::nullopt;
+    size *= r;
+  }
+  return size;
+}
+
+static Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                         OpOperand &operand, ValueRange ivs) {
+  Value source = operand.get();
+  if (!isa<MemRefType>(source.getType()))
+    return source;
+  return memref::LoadOp::create(
+      b, loc, source,
+      applyIndexingMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
+}
+
 // For each output element of `op`: thread t folds elements t, t + W, ...
 // of the (linearized) reduction space into a partial starting at the
 // combiner's neutral element. With `subgroupSize` dividing W and a combiner
@@ -262,13 +284,7 @@ emitWorkgroupReduction(RewriterBase &rewriter, linalg::LinalgOp op,
       Value sgSize = arith::ConstantIndexOp::create(nb, loc, subgroupSize);
       Value lane = arith::RemUIOp::create(nb, loc, tid, sgSize);
       Value subgroup = arith::DivUIOp::create(nb, loc, tid, sgSize);
-      Value leader =
-          arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq, lane, zero);
-      scf::IfOp::create(nb, loc, leader, [&](OpBuilder &ib, Location loc) {
-        memref::StoreOp::create(ib, loc, subgroupTotal, shared, subgroup);
-        scf::YieldOp::create(ib, loc);
-      });
-      gpu::BarrierOp::create(nb, loc);
+      publishSubgroupTotal(nb, loc, subgroupTotal, lane, shared, subgroup);
       Value first =
           arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::eq, tid, zero);
       foldIntoOutput(first, [&](OpBuilder &ib, Location loc) {

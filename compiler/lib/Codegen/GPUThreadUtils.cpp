@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -71,34 +72,6 @@ void mlir::kiln::insertBarriersAfter(RewriterBase &rewriter,
     rewriter.setInsertionPointAfter(op);
     gpu::BarrierOp::create(rewriter, op->getLoc());
   }
-}
-
-Attribute mlir::kiln::threadMapping(MLIRContext *ctx, unsigned linearDim) {
-  return gpu::GPUThreadMappingAttr::get(
-      ctx, static_cast<gpu::MappingId>(
-               static_cast<unsigned>(gpu::MappingId::LinearDim0) + linearDim));
-}
-
-// Product of the static extents of the trailing reduction loops.
-std::optional<int64_t> mlir::kiln::staticReductionSize(linalg::LinalgOp op) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t size = 1;
-  for (int64_t r : ArrayRef(ranges).drop_front(op.getNumParallelLoops())) {
-    if (ShapedType::isDynamic(r))
-      return std::nullopt;
-    size *= r;
-  }
-  return size;
-}
-
-Value mlir::kiln::loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                              OpOperand &operand, ValueRange ivs) {
-  Value source = operand.get();
-  if (!isa<MemRefType>(source.getType()))
-    return source;
-  return memref::LoadOp::create(
-      b, loc, source,
-      applyIndexingMap(b, loc, op.getMatchingIndexingMap(&operand), ivs));
 }
 
 // The indices of the point at linear position `index` of a row-major space
@@ -173,4 +146,16 @@ ChunkRead mlir::kiln::classifyChunkRead(linalg::LinalgOp op, OpOperand &operand,
       });
   return innermostContiguous && vectorType && lastOnly ? ChunkRead::Vector
                                                        : ChunkRead::Elementwise;
+}
+
+void mlir::kiln::publishSubgroupTotal(OpBuilder &b, Location loc, Value total,
+                                      Value lane, Value shared, Value slot) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value leader =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+  scf::IfOp::create(b, loc, leader, [&](OpBuilder &ib, Location l) {
+    memref::StoreOp::create(ib, l, total, shared, slot);
+    scf::YieldOp::create(ib, l);
+  });
+  gpu::BarrierOp::create(b, loc);
 }

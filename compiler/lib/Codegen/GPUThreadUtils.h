@@ -21,9 +21,6 @@
 
 namespace mlir::kiln {
 
-// Thread mappings available to one scf.forall (#gpu.thread<linear_dim_i>).
-constexpr unsigned kMaxLinearDims = 10;
-
 // The thread parameters of a kernel's kiln.gpu_strategy.
 struct ThreadStrategy {
   int64_t workgroupSize = 1;   // product of `workgroup_size`
@@ -51,19 +48,16 @@ FailureOr<SmallVector<linalg::LinalgOp>> getBufferizedOps(func::FuncOp func);
 // that is followed by memory accesses in its block before a barrier.
 void insertBarriersAfter(RewriterBase &rewriter, ArrayRef<Operation *> done);
 
-Attribute threadMapping(MLIRContext *ctx, unsigned linearDim);
-
-// Product of the static extents of the trailing reduction loops.
-std::optional<int64_t> staticReductionSize(linalg::LinalgOp op);
-
-// `operand` of `op` at the loop indices `ivs` (a scalar operand itself).
-Value loadOperand(OpBuilder &b, Location loc, linalg::LinalgOp op,
-                  OpOperand &operand, ValueRange ivs);
-
 // The indices of the point at linear position `index` of a row-major space
 // of `sizes` (one dimension: `index` itself).
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value index,
                                ArrayRef<Value> sizes);
+
+// Lane 0 of a subgroup stores the subgroup's `total` into slot `slot` of
+// the shared buffer `shared`; then a barrier, after which every thread may
+// read the slots.
+void publishSubgroupTotal(OpBuilder &b, Location loc, Value total, Value lane,
+                          Value shared, Value slot);
 
 // Combines two partial results with a clone of the reduction's combiner.
 Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs);

@@ -259,18 +259,20 @@ struct GPUVectorizePass
     int64_t width = widthAttr.getInt();
 
     // 1. Vectorize the chunks (transfer_read / elementwise / transfer_write);
-    //    reduction chunks become loops carrying a vector of results.
-    SmallVector<linalg::LinalgOp> chunks, reductionChunks;
+    //    the others vectorizeChunkByHand takes (reductions across rows, maps
+    //    upstream declines) become vector loads, the body on vectors and a
+    //    loop carrying a vector of results where they reduce.
+    SmallVector<linalg::LinalgOp> chunks, handChunks;
     func.walk([&](linalg::LinalgOp op) {
       if (!op->getParentOfType<scf::ForallOp>())
         return;
       if (isVectorChunk(op, width))
         chunks.push_back(op);
       else if (isHandVectorizedChunk(op, width))
-        reductionChunks.push_back(op);
+        handChunks.push_back(op);
     });
     IRRewriter rewriter(ctx);
-    for (linalg::LinalgOp op : reductionChunks)
+    for (linalg::LinalgOp op : handChunks)
       vectorizeChunkByHand(rewriter, op, width);
     for (linalg::LinalgOp op : chunks) {
       rewriter.setInsertionPoint(op);
@@ -281,7 +283,7 @@ struct GPUVectorizePass
       }
       rewriter.eraseOp(op);
     }
-    if (chunks.empty() && reductionChunks.empty())
+    if (chunks.empty() && handChunks.empty())
       return;
 
     // 2. Unit dims cast away, so a chunk is a 1-D vector. This runs to a

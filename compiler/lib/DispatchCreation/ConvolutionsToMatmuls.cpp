@@ -53,8 +53,10 @@ Value convertElements(OpBuilder &b, Location loc, Value input,
 struct ConvolutionTypes {
   RankedTensorType filter, output;
   Type element, accumulator;
+  SmallVector<int64_t> strides, dilations; // (height, width)
 };
-std::optional<ConvolutionTypes> getConvolutionTypes(linalg::LinalgOp conv) {
+template <typename ConvOp>
+std::optional<ConvolutionTypes> getConvolutionTypes(ConvOp conv) {
   auto input = dyn_cast<RankedTensorType>(conv.getDpsInputs()[0].getType());
   auto filter = dyn_cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
   auto output = dyn_cast<RankedTensorType>(conv.getDpsInits()[0].getType());
@@ -67,7 +69,13 @@ std::optional<ConvolutionTypes> getConvolutionTypes(linalg::LinalgOp conv) {
   if (!isNarrowFloat(element) || filter.getElementType() != element ||
       !(accumulator.isF32() || accumulator == element))
     return std::nullopt;
-  return ConvolutionTypes{filter, output, element, accumulator};
+  return ConvolutionTypes{
+      filter,
+      output,
+      element,
+      accumulator,
+      SmallVector<int64_t>(conv.getStrides().template getValues<int64_t>()),
+      SmallVector<int64_t>(conv.getDilations().template getValues<int64_t>())};
 }
 
 // The gather of a convolution's input patches: a linalg.generic writing a
@@ -103,8 +111,7 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   ArrayRef<int64_t> filter = filterType.getShape(); // KH, KW, C, F
   int64_t n = out[0], oh = out[1], ow = out[2], f = out[3];
   int64_t kh = filter[0], kw = filter[1], c = filter[2];
-  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  ArrayRef<int64_t> strides = types->strides, dilations = types->dilations;
 
   // im2col: patches[n][oh][ow][kh][kw][c] = input[n][oh*sh + kh*dh]
   // [ow*sw + kw*dw][c].
@@ -286,8 +293,7 @@ LogicalResult rewriteConvolution(RewriterBase &rewriter,
   int64_t c = filter[1], kh = filter[2], kw = filter[3];
   int64_t k = c * kh * kw, p = oh * ow;
   bool batched = n > 1;
-  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  ArrayRef<int64_t> strides = types->strides, dilations = types->dilations;
 
   MLIRContext *context = rewriter.getContext();
   AffineExpr dn, dc, dkh, dkw, doh, dow;
