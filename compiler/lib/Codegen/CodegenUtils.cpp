@@ -1,6 +1,7 @@
 //===- CodegenUtils.cpp - Helpers shared by host and GPU codegen ----------===//
 
 #include "CodegenUtils.h"
+#include "kiln/Codegen/Passes.h"
 
 #include <cmath>
 
@@ -111,6 +112,16 @@ StringRef kiln::classifyRootOp(Operation *root) {
   if (linalgOp.getNumReductionLoops() > 0)
     return "reduction";
   return "elementwise";
+}
+
+FailureOr<kiln::GPUStrategyAttr> kiln::readGPUStrategy(func::FuncOp func) {
+  if (auto strategy =
+          func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName))
+    return strategy;
+  return func.emitError() << "kernel '" << func.getSymName() << "' has no "
+                          << kGPUStrategyAttrName
+                          << " (a #kiln.gpu_strategy); run "
+                             "kiln-gpu-select-strategy first";
 }
 
 std::optional<unsigned> kiln::getNvidiaSmVersion(StringRef chip) {

@@ -8,6 +8,8 @@
 #ifndef KILN_LIB_CODEGEN_CODEGENUTILS_H_
 #define KILN_LIB_CODEGEN_CODEGENUTILS_H_
 
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -38,6 +40,10 @@ Operation *findRootOp(func::FuncOp func, Operation *resultProducer);
 // "reduction", "elementwise" (all other linalg ops), or "generic" when
 // `root` is no linalg op.
 StringRef classifyRootOp(Operation *root);
+
+// The strategy kiln-gpu-select-strategy gave the GPU kernel `func`; an
+// error (emitted) when it has none.
+FailureOr<GPUStrategyAttr> readGPUStrategy(func::FuncOp func);
 
 // The compute capability of an NVIDIA chip name ("sm_90a" -> 90), if it
 // is one.

@@ -141,7 +141,7 @@ struct GPUDistributeToThreadsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    FailureOr<ThreadStrategy> strategy = readThreadStrategy(func);
+    FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
     if (failed(strategy))
       return signalPassFailure();
     FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
@@ -151,7 +151,7 @@ struct GPUDistributeToThreadsPass
     SmallVector<Operation *> distributed;
     for (linalg::LinalgOp op : *ops) {
       FailureOr<Operation *> replacement =
-          distributeOp(rewriter, op, strategy->threadTile);
+          distributeOp(rewriter, op, strategy->getThreadTile());
       if (failed(replacement))
         return signalPassFailure();
       distributed.push_back(*replacement);

@@ -507,18 +507,16 @@ struct GPULowerAttentionPass
     : public kiln::impl::GPULowerAttentionPassBase<GPULowerAttentionPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
-    if (!kind || kind.getValue() != "attention")
+    auto strategy = func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName);
+    if (!strategy || strategy.getKind() != GPUKernelKind::Attention)
       return;
-    auto intrinsicName = strategy.getAs<StringAttr>("intrinsic");
-    std::optional<MatrixIntrinsic> intrinsic =
-        intrinsicName ? symbolizeMatrixIntrinsic(intrinsicName.getValue())
-                      : std::nullopt;
-    if (!intrinsic || !usesLdMatrix(*intrinsic)) {
+    // The attribute's verifier saw that an intrinsic, query_rows and a
+    // k_tile are there.
+    MatrixIntrinsic intrinsic = *strategy.getIntrinsic();
+    if (!usesLdMatrix(intrinsic)) {
       func.emitError() << "attention strategy: needs an mma.sync intrinsic, "
                           "found "
-                       << strategy.get("intrinsic");
+                       << stringifyMatrixIntrinsic(intrinsic);
       return signalPassFailure();
     }
     SmallVector<AttentionChain, 1> chains;
@@ -533,30 +531,23 @@ struct GPULowerAttentionPass
       return signalPassFailure();
     }
     AttentionChain &chain = chains.front();
-    auto queryRowsAttr = strategy.getAs<IntegerAttr>("query_rows");
-    std::optional<int64_t> queryRows;
-    if (queryRowsAttr && (queryRowsAttr.getInt() == kAttentionRows ||
-                          queryRowsAttr.getInt() == 2 * kAttentionRows))
-      queryRows = queryRowsAttr.getInt();
-    if (!queryRows) {
+    int64_t queryRows = strategy.getQueryRows();
+    if (queryRows != kAttentionRows && queryRows != 2 * kAttentionRows) {
       func.emitError() << "attention strategy: needs query_rows of "
                        << kAttentionRows << " or " << 2 * kAttentionRows
-                       << ", found " << strategy.get("query_rows");
+                       << ", found " << queryRows;
       return signalPassFailure();
     }
-    auto kTile = strategy.getAs<IntegerAttr>("k_tile");
-    std::optional<int64_t> blockRows;
-    if (kTile && (kTile.getInt() == 32 || kTile.getInt() == 64))
-      blockRows = kTile.getInt();
-    if (!blockRows) {
+    int64_t blockRows = strategy.getKTile();
+    if (blockRows != 32 && blockRows != 64) {
       func.emitError() << "attention strategy: needs a k_tile of 32 or 64 "
                           "keys, found "
-                       << strategy.get("k_tile");
+                       << blockRows;
       return signalPassFailure();
     }
-    if (!isFusableAttention(chain) || chain.m % *queryRows != 0 ||
-        chain.n % *blockRows != 0 ||
-        getMatrixInputType(*intrinsic, &getContext()) != chain.elementType) {
+    if (!isFusableAttention(chain) || chain.m % queryRows != 0 ||
+        chain.n % blockRows != 0 ||
+        getMatrixInputType(intrinsic, &getContext()) != chain.elementType) {
       chain.normalize.emitError()
           << "attention strategy: the kernel does not fit this chain (d = "
           << chain.d << ", " << chain.m << " query and " << chain.n
@@ -588,10 +579,9 @@ struct GPULowerAttentionPass
       }
 
     OpBuilder b(chain.normalize);
-    auto qInShared = strategy.getAs<BoolAttr>("q_in_shared");
-    AttentionEmitter(b, chain.normalize.getLoc(), chain, *intrinsic,
-                     *queryRows / kAttentionRows,
-                     qInShared && qInShared.getValue(), *blockRows)
+    AttentionEmitter(b, chain.normalize.getLoc(), chain, intrinsic,
+                     queryRows / kAttentionRows, strategy.getQInShared(),
+                     blockRows)
         .emit();
     for (Operation *op : llvm::reverse(erase))
       op->erase();

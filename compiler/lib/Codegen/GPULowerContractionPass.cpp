@@ -61,9 +61,9 @@ struct ContractionConfig {
   // Shared-memory stages of the K loop filled by asynchronous copies
   // (cp.async forms): slices k+1 .. k+depth-1 stream in while slice k is
   // multiplied.
-  int64_t pipelineDepth = 2;
+  int64_t pipelineDepth = 0;
   // The NVIDIA form: cp.async stages into swizzled buffers, fragments read
-  // with ldmatrix. Otherwise (AMD, or mma.sync with `fragments = "layout"`)
+  // with ldmatrix. Otherwise (AMD, or mma.sync with `layout_fragments`)
   // one padded stage filled through registers, fragments read by the
   // layout table.
   bool ldmatrix = false;
@@ -959,44 +959,30 @@ LogicalResult ContractionEmitter::emitSimt() {
   return success();
 }
 
-// Reads the contraction entries of the strategy (see GPUSelectStrategyPass).
+// Reads the contraction parameters of the strategy (see
+// GPUSelectStrategyPass; the attribute's verifier saw that they are there).
 static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
-                                               DictionaryAttr strategy) {
-  auto intrinsicAttr = strategy.getAs<StringAttr>("intrinsic");
-  auto tile = strategy.getAs<DenseI64ArrayAttr>("workgroup_tile");
-  auto grid = strategy.getAs<DenseI64ArrayAttr>("subgroup_grid");
-  auto simt = strategy.getAs<DenseI64ArrayAttr>("simt_tile");
-  auto kTile = strategy.getAs<IntegerAttr>("k_tile");
-  auto size = strategy.getAs<DenseI64ArrayAttr>("workgroup_size");
-  auto depth = strategy.getAs<IntegerAttr>("pipeline_depth");
-  std::optional<MatrixIntrinsic> intrinsic =
-      intrinsicAttr ? symbolizeMatrixIntrinsic(intrinsicAttr.getValue())
-                    : std::nullopt;
-  bool matrix = intrinsic && grid && grid.size() == 2;
-  bool simtForm = !intrinsicAttr && simt && simt.size() == 2;
+                                               GPUStrategyAttr strategy) {
+  std::optional<MatrixIntrinsic> intrinsic = strategy.getIntrinsic();
   // The workgroup tile's M and N entries: the ones above 1 (batch loops
   // are tiled by 1, K by 0), M's first.
   SmallVector<int64_t, 2> mn;
-  if (tile)
-    llvm::copy_if(tile.asArrayRef(), std::back_inserter(mn),
-                  [](int64_t size) { return size > 1; });
-  if ((!matrix && !simtForm) || mn.size() != 2 || !kTile || !size ||
-      size.size() != 3)
-    return func.emitError()
-           << "contraction strategy needs 'workgroup_tile', 'k_tile', "
-              "'workgroup_size' and either 'intrinsic' (a known matrix "
-              "instruction) with 'subgroup_grid', or 'simt_tile'";
+  llvm::copy_if(strategy.getWorkgroupTile(), std::back_inserter(mn),
+                [](int64_t size) { return size > 1; });
+  if (mn.size() != 2)
+    return func.emitError() << "contraction strategy: expected a workgroup "
+                               "tile with M and N sizes above 1, got ["
+                            << strategy.getWorkgroupTile() << "]";
   ContractionConfig config;
   config.intrinsic = intrinsic;
   config.tileM = mn[0];
   config.tileN = mn[1];
-  config.tileK = kTile.getInt();
-  config.workgroupSize = size[0] * size[1] * size[2];
-  if (depth)
-    config.pipelineDepth = depth.getInt();
-  if (simtForm) {
-    config.threadM = simt[0];
-    config.threadN = simt[1];
+  config.tileK = strategy.getKTile();
+  config.workgroupSize = strategy.getWorkgroupSize();
+  config.pipelineDepth = strategy.getPipelineDepth();
+  if (!intrinsic) {
+    config.threadM = strategy.getSimtTile()[0];
+    config.threadN = strategy.getSimtTile()[1];
     // 4-float chunks for the copies, 16-byte vectors of shared memory.
     if (config.threadM <= 0 || config.threadN <= 0 ||
         config.tileM % config.threadM != 0 ||
@@ -1015,16 +1001,12 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
              << " threads";
     return config;
   }
-  config.subgroupsM = grid[0];
-  config.subgroupsN = grid[1];
+  config.subgroupsM = strategy.getSubgroupGrid()[0];
+  config.subgroupsN = strategy.getSubgroupGrid()[1];
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(*intrinsic);
-  // `fragments = "layout"` reads mma.sync fragments by the layout table
-  // instead of ldmatrix: the data path of the AMD forms, on NVIDIA GPUs.
-  auto fragments = strategy.getAs<StringAttr>("fragments");
-  if (fragments && fragments.getValue() != "layout")
-    return func.emitError() << "contraction strategy: fragments = " << fragments
-                            << " (expected \"layout\")";
-  config.ldmatrix = usesLdMatrix(*intrinsic) && !fragments;
+  // `layout_fragments` reads mma.sync fragments by the layout table instead
+  // of ldmatrix: the data path of the AMD forms, on NVIDIA GPUs.
+  config.ldmatrix = usesLdMatrix(*intrinsic) && !strategy.getLayoutFragments();
   // Copies are 16-byte chunks spread evenly over the threads; swizzled
   // buffers (cp.async forms) need a power-of-two number of chunks per row.
   int64_t perChunk =
@@ -1052,7 +1034,7 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
            << config.tileN << "x" << config.tileK << " with subgroup grid "
            << config.subgroupsM << "x" << config.subgroupsN << " and "
            << config.workgroupSize << " threads does not fit "
-           << info.name;
+           << stringifyMatrixIntrinsic(*intrinsic);
   return config;
 }
 
@@ -1060,7 +1042,7 @@ static LogicalResult checkOperands(const ContractionConfig &config,
                                    linalg::LinalgOp matmul,
                                    const RecipeContraction &dims) {
   StringRef name = config.intrinsic
-                       ? getMatrixIntrinsicInfo(*config.intrinsic).name
+                       ? stringifyMatrixIntrinsic(*config.intrinsic)
                        : StringRef("f32 FMA");
   auto aType = dyn_cast<MemRefType>(matmul.getDpsInputs()[0].getType());
   auto bType = dyn_cast<MemRefType>(matmul.getDpsInputs()[1].getType());
@@ -1127,9 +1109,8 @@ struct GPULowerContractionPass
     : public kiln::impl::GPULowerContractionPassBase<GPULowerContractionPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
-    if (!kind || kind.getValue() != "contraction")
+    auto strategy = func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName);
+    if (!strategy || strategy.getKind() != GPUKernelKind::Contraction)
       return;
     FailureOr<ContractionConfig> config = readConfig(func, strategy);
     if (failed(config))

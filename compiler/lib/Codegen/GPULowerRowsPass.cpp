@@ -508,22 +508,22 @@ struct GPULowerRowsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    FailureOr<ThreadStrategy> strategy = readThreadStrategy(func);
+    FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
     if (failed(strategy))
       return signalPassFailure();
-    if (!strategy->workgroupReduction || strategy->matrix)
+    if (!strategy->reducesRowsTogether() || strategy->getIntrinsic())
       return;
     FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
     if (failed(ops))
       return signalPassFailure();
-    std::optional<RowPlan> plan =
-        planRowsInRegisters(*ops, strategy->workgroupSize,
-                            strategy->subgroupSize, strategy->subgroupRows);
+    std::optional<RowPlan> plan = planRowsInRegisters(
+        *ops, strategy->getWorkgroupSize(), strategy->getSubgroupSize(),
+        strategy->getReduction() == GPUReduction::Subgroup);
     if (!plan)
       return;
     IRRewriter rewriter(&getContext());
-    emitRowsInRegisters(rewriter, *ops, *plan, strategy->workgroupSize,
-                        strategy->subgroupSize);
+    emitRowsInRegisters(rewriter, *ops, *plan, strategy->getWorkgroupSize(),
+                        strategy->getSubgroupSize());
   }
 };
 } // namespace

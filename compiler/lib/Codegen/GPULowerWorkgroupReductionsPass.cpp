@@ -355,27 +355,28 @@ struct GPULowerWorkgroupReductionsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    FailureOr<ThreadStrategy> strategy = readThreadStrategy(func);
+    FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
     if (failed(strategy))
       return signalPassFailure();
-    if (!strategy->workgroupReduction)
+    if (!strategy->reducesRowsTogether())
       return;
     FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
     if (failed(ops))
       return signalPassFailure();
+    bool subgroupRows = strategy->getReduction() == GPUReduction::Subgroup;
+    int64_t workgroupSize = strategy->getWorkgroupSize();
+    int64_t subgroupSize = strategy->getSubgroupSize();
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> lowered;
     for (linalg::LinalgOp op : *ops) {
       Operation *combiner = getInnermostReductionCombiner(op);
       std::optional<int64_t> reduced = staticReductionSize(op);
       if (!combiner || !reduced ||
-          *reduced < (strategy->subgroupRows ? strategy->subgroupSize
-                                             : strategy->workgroupSize))
+          *reduced < (subgroupRows ? subgroupSize : workgroupSize))
         continue;
       lowered.push_back(emitWorkgroupReduction(
-          rewriter, op, combiner, strategy->workgroupSize,
-          strategy->subgroupSize, strategy->reductionVector,
-          strategy->subgroupRows));
+          rewriter, op, combiner, workgroupSize, subgroupSize,
+          strategy->getReductionVector(), subgroupRows));
     }
     insertBarriersAfter(rewriter, lowered);
   }

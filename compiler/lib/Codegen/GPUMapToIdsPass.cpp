@@ -8,6 +8,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include "CodegenUtils.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -163,18 +165,10 @@ struct GPUMapToIdsPass
     if (func.isExternal())
       return;
     MLIRContext *ctx = &getContext();
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-    auto sizeAttr = strategy
-                        ? strategy.getAs<DenseI64ArrayAttr>("workgroup_size")
-                        : DenseI64ArrayAttr();
-    if (!sizeAttr || sizeAttr.size() != 3 || sizeAttr[1] != 1 ||
-        sizeAttr[2] != 1) {
-      func.emitError() << "kernel '" << func.getSymName() << "' needs a "
-                       << kGPUStrategyAttrName
-                       << " with a one-dimensional 'workgroup_size'";
+    FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
+    if (failed(strategy))
       return signalPassFailure();
-    }
-    int64_t workgroupSize = sizeAttr[0];
+    int64_t workgroupSize = strategy->getWorkgroupSize();
 
     SmallVector<scf::ForallOp> blockForalls, threadForalls;
     WalkResult walk = func.walk([&](scf::ForallOp op) {
@@ -298,6 +292,8 @@ struct GPUMapToIdsPass
                   DenseI64ArrayAttr::get(ctx, {grid, 1, 1}));
     func->setAttr(kWorkgroupSizeAttrName,
                   DenseI64ArrayAttr::get(ctx, {workgroupSize, 1, 1}));
+    // Its last reader: what the runtime needs of the strategy is recorded.
+    func->removeAttr(kGPUStrategyAttrName);
   }
 };
 

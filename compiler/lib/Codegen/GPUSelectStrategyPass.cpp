@@ -37,19 +37,17 @@ constexpr int64_t kSubgroupsPerWorkgroup = 4;
 constexpr int64_t kVectorBits = 128;
 
 struct GPUStrategy {
-  std::string kind = "single";
-  std::string root;
+  GPUKernelKind kind = GPUKernelKind::Single;
   SmallVector<int64_t> workgroupTile;
   int64_t workgroupCount = 1;
   int64_t workgroupSize = 1;
   int64_t threadTile = 1;
-  std::string reduction = "none";
+  GPUReduction reduction = GPUReduction::None;
   // "workgroup" reductions: elements of the reduced loop a thread reads per
   // step (one 128-bit load of each contiguous input); 1: scalar loads.
   int64_t reductionVector = 1;
-  // Matrix-core instruction of "matmul" and "contraction" kernels; empty
-  // for none.
-  std::string intrinsic;
+  // Matrix-core instruction of "contraction" and "attention" kernels.
+  std::optional<MatrixIntrinsic> intrinsic;
   // "contraction" kernels (kiln-gpu-lower-contraction): subgroups per
   // workgroup along M and N, and the K slice staged per step.
   SmallVector<int64_t> subgroupGrid;
@@ -58,7 +56,7 @@ struct GPUStrategy {
   // through shared stages.
   int64_t pipelineDepth = 0;
   // mma.sync "contraction" kernels whose fragments are read by the layout
-  // table instead of ldmatrix (`fragments = "layout"`).
+  // table instead of ldmatrix.
   bool layoutFragments = false;
   // SIMT "contraction" kernels (f32): outputs per thread along M and N.
   SmallVector<int64_t> simtTile;
@@ -157,7 +155,8 @@ static bool selectContraction(Operation *root, Operation *producer,
   // The form for these operands on this chip, and its tilings (largest
   // first).
   ArrayRef<ContractionTiling> tilings;
-  std::string intrinsic;
+  std::optional<MatrixIntrinsic> intrinsic;
+  bool layout = false; // mma.sync fragments read by the layout table
   int64_t lanes = 0;  // per subgroup; 0: the SIMT form (threads = 256)
   if (a.isF32()) {
     // SIMT (any GPU): 16x16 threads, each an 8x8 (128x128 tiles) or 4x4
@@ -178,7 +177,7 @@ static bool selectContraction(Operation *root, Operation *producer,
         {128, 128, 64, 2, 2}, {64, 64, 64, 2, 2}, {32, 32, 64, 1, 1}};
     tilings = i8 ? ArrayRef<ContractionTiling>(kAmdI8)
                  : ArrayRef<ContractionTiling>(kAmd);
-    intrinsic = getMatrixIntrinsicInfo(*amd).name.str();
+    intrinsic = amd;
     lanes = subgroupSize;
   } else if (i8 && hasMmaSync(chip) && subgroupSize == 32) {
     // NVIDIA 8-bit integers: mma.sync m16n8k32 with fragments read by the
@@ -186,7 +185,7 @@ static bool selectContraction(Operation *root, Operation *producer,
     static const ContractionTiling kLayoutI8[] = {{128, 128, 64, 2, 2},
                                                   {64, 64, 64, 2, 2}};
     tilings = kLayoutI8;
-    intrinsic = "mma_sync_i32_16x8x32_s8";
+    intrinsic = MatrixIntrinsic::MMA_SYNC_I32_16x8x32_S8;
     lanes = 32;
   } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
              subgroupSize == 32) {
@@ -207,9 +206,9 @@ static bool selectContraction(Operation *root, Operation *producer,
                                                 {64, 64, 32, 2, 2}};
     tilings = layoutFragments ? ArrayRef<ContractionTiling>(kLayout)
                               : ArrayRef<ContractionTiling>(kMmaSync);
-    strategy.layoutFragments = layoutFragments;
-    intrinsic = a.isF16() ? "mma_sync_f32_16x8x16_f16"
-                          : "mma_sync_f32_16x8x16_bf16";
+    layout = layoutFragments;
+    intrinsic = a.isF16() ? MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16
+                          : MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16;
     lanes = 32;
   } else {
     return false;
@@ -219,8 +218,7 @@ static bool selectContraction(Operation *root, Operation *producer,
   // 16-byte copies need rows of whole 16-byte chunks, and its paired stores
   // whole pairs: K and N multiples of 8 elements.
   int64_t chunk = 128 / a.getIntOrFloatBitWidth();
-  std::optional<MatrixIntrinsic> kind = symbolizeMatrixIntrinsic(intrinsic);
-  bool edges = kind && usesLdMatrix(*kind) && !layoutFragments &&
+  bool edges = intrinsic && usesLdMatrix(*intrinsic) && !layout &&
                k % chunk == 0 && n % chunk == 0;
   for (const ContractionTiling &tiling : tilings) {
     bool divides =
@@ -234,9 +232,10 @@ static bool selectContraction(Operation *root, Operation *producer,
     if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
         ((m % 64 == 0 && n % 64 == 0) || edges))
       continue;
-    strategy.kind = "contraction";
+    strategy.kind = GPUKernelKind::Contraction;
     strategy.intrinsic = intrinsic;
-    strategy.reduction = "none";
+    strategy.layoutFragments = layout;
+    strategy.reduction = GPUReduction::None;
     if (lanes == 0) {
       strategy.workgroupSize = 256;
       strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
@@ -320,8 +319,7 @@ static bool selectAttention(Operation *producer, StringRef chip,
     return false;
   if (attentionSharedBytes(chain->d, kAttentionBlock) > maxSharedBytes)
     return false;
-  strategy.kind = "attention";
-  strategy.root = "attention";
+  strategy.kind = GPUKernelKind::Attention;
   strategy.workgroupTile.clear();
   strategy.queryRows = chain->m % (2 * kAttentionRows) == 0 ? 2 * kAttentionRows
                                                             : kAttentionRows;
@@ -339,8 +337,9 @@ static bool selectAttention(Operation *producer, StringRef chip,
   }
   strategy.workgroupCount = chain->batch * (chain->m / strategy.queryRows);
   strategy.workgroupSize = kAttentionWarps * subgroupSize;
-  strategy.intrinsic = chain->elementType.isF16() ? "mma_sync_f32_16x8x16_f16"
-                                                  : "mma_sync_f32_16x8x16_bf16";
+  strategy.intrinsic = chain->elementType.isF16()
+                           ? MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16
+                           : MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16;
   strategy.pipelineDepth = 2;
   return true;
 }
@@ -357,13 +356,12 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
 
   Operation *producer = getTileableResultProducer(func);
   Operation *root = findRootOp(func, producer);
-  if (root)
-    strategy.root = root->getName().getStringRef().str();
   std::optional<SmallVector<int64_t>> sizes = getStaticIterationSizes(producer);
   if (!producer || !sizes)
     return strategy; // kind "single"
 
-  strategy.kind = classifyRootOp(root).str();
+  // Every kind classifyRootOp names is a GPUKernelKind.
+  strategy.kind = *symbolizeGPUKernelKind(classifyRootOp(root));
   auto tileable = cast<TilingInterface>(producer);
   SmallVector<utils::IteratorType> iterators =
       tileable.getLoopIteratorTypes();
@@ -380,10 +378,10 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   // reduce that row together.
   auto rootLinalg = dyn_cast<linalg::LinalgOp>(root);
   if (rootLinalg && rootLinalg.getNumReductionLoops() > 0) {
-    strategy.reduction = "thread";
+    strategy.reduction = GPUReduction::Thread;
     std::optional<SmallVector<int64_t>> rootSizes =
         getStaticIterationSizes(root);
-    if (strategy.kind == "reduction" && rootSizes &&
+    if (strategy.kind == GPUKernelKind::Reduction && rootSizes &&
         getInnermostReductionCombiner(rootLinalg)) {
       unsigned numParallel = rootLinalg.getNumParallelLoops();
       int64_t reduced = 1;
@@ -442,7 +440,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
           (*rootSizes)[numParallel - 1] % subgroups == 0;
       if ((reduced >= threads || subgroupRows) && leadingParallel &&
           (rank == numParallel || rank == rootSizes->size())) {
-        strategy.reduction = "workgroup";
+        strategy.reduction = GPUReduction::Workgroup;
         // Few long rows: wider workgroups, so that the grid still fills a
         // large GPU (as above) and each thread keeps several chunks per
         // pass.
@@ -455,7 +453,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
         for (unsigned i = 0; i < numParallel; ++i)
           strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
         if (subgroupRows) {
-          strategy.reduction = "subgroup";
+          strategy.reduction = GPUReduction::Subgroup;
           strategy.workgroupTile[numParallel - 1] = subgroups;
         }
         // Every reduction of the row reads whole 128-bit chunks per thread
@@ -468,7 +466,9 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
           if (type.isIntOrFloat())
             bits = std::max<int64_t>(bits, type.getIntOrFloatBitWidth());
         }
-        int64_t span = strategy.reduction == "subgroup" ? subgroupSize : threads;
+        int64_t span = strategy.reduction == GPUReduction::Subgroup
+                           ? subgroupSize
+                           : threads;
         if (bits >= 8 && bits <= 32 &&
             reduced % (span * (kVectorBits / bits)) == 0)
           strategy.reductionVector = kVectorBits / bits;
@@ -481,7 +481,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     }
   }
 
-  if (strategy.reduction != "workgroup" && strategy.reduction != "subgroup") {
+  if (strategy.reduction != GPUReduction::Workgroup &&
+      strategy.reduction != GPUReduction::Subgroup) {
     // Elementwise kernels let each thread handle a 128-bit chunk of the
     // innermost loop when the shape allows it.
     // So do reductions across rows (the innermost loop parallel, every
@@ -495,7 +496,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     bool indexAboveTwoLoops =
         producerLinalg && producerLinalg.getNumLoops() > 2 &&
         !producerLinalg.getBlock()->getOps<linalg::IndexOp>().empty();
-    if ((strategy.kind == "elementwise" || isColumnReduction(producer)) &&
+    if ((strategy.kind == GPUKernelKind::Elementwise ||
+         isColumnReduction(producer)) &&
         bits >= 8 && bits <= 32 && !sizes->empty() && !indexAboveTwoLoops) {
       int64_t vector = kVectorBits / bits;
       if (sizes->back() % vector == 0)
@@ -507,7 +509,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     // tiles stay square and reuse their operands.
     int64_t budget = threads * strategy.threadTile;
     std::optional<int64_t> innermostCap;
-    if (strategy.kind == "matmul") {
+    if (strategy.kind == GPUKernelKind::Matmul) {
       int64_t side = 1;
       while (side * side < budget)
         side *= 2;
@@ -560,48 +562,19 @@ struct GPUSelectStrategyPass
         selectStrategy(func, subgroupSize, maxWorkgroupSize, chip, matrixCores,
                        layoutFragments, maxSharedMemoryBytes);
 
-    Builder b(func.getContext());
-    SmallVector<NamedAttribute> entries = {
-        b.getNamedAttr("kind", b.getStringAttr(strategy.kind)),
-        b.getNamedAttr("workgroup_tile",
-                       b.getDenseI64ArrayAttr(strategy.workgroupTile)),
-        b.getNamedAttr("workgroup_count",
-                       b.getDenseI64ArrayAttr({strategy.workgroupCount, 1, 1})),
-        b.getNamedAttr("workgroup_size",
-                       b.getDenseI64ArrayAttr({strategy.workgroupSize, 1, 1})),
-        b.getNamedAttr("thread_tile", b.getI64IntegerAttr(strategy.threadTile)),
-        b.getNamedAttr("reduction", b.getStringAttr(strategy.reduction)),
-        b.getNamedAttr("reduction_vector",
-                       b.getI64IntegerAttr(strategy.reductionVector)),
-        b.getNamedAttr("subgroup_size", b.getI64IntegerAttr(subgroupSize)),
-    };
-    if (!strategy.intrinsic.empty())
-      entries.push_back(
-          b.getNamedAttr("intrinsic", b.getStringAttr(strategy.intrinsic)));
-    if (!strategy.root.empty())
-      entries.push_back(b.getNamedAttr("root", b.getStringAttr(strategy.root)));
-    if (!strategy.subgroupGrid.empty())
-      entries.push_back(b.getNamedAttr(
-          "subgroup_grid", b.getDenseI64ArrayAttr(strategy.subgroupGrid)));
-    if (!strategy.simtTile.empty())
-      entries.push_back(b.getNamedAttr(
-          "simt_tile", b.getDenseI64ArrayAttr(strategy.simtTile)));
-    if (strategy.kind == "contraction" || strategy.kind == "attention")
-      entries.push_back(
-          b.getNamedAttr("k_tile", b.getI64IntegerAttr(strategy.kTile)));
-    if (strategy.queryRows > 0) {
-      entries.push_back(b.getNamedAttr(
-          "query_rows", b.getI64IntegerAttr(strategy.queryRows)));
-      entries.push_back(
-          b.getNamedAttr("q_in_shared", b.getBoolAttr(strategy.qInShared)));
-    }
-    if (strategy.pipelineDepth > 0)
-      entries.push_back(b.getNamedAttr(
-          "pipeline_depth", b.getI64IntegerAttr(strategy.pipelineDepth)));
-    if (strategy.kind == "contraction" && strategy.layoutFragments)
-      entries.push_back(b.getNamedAttr("fragments", b.getStringAttr("layout")));
-
-    func->setAttr(kGPUStrategyAttrName, b.getDictionaryAttr(entries));
+    auto attr = GPUStrategyAttr::getChecked(
+        [&] { return func.emitError() << "invalid GPU strategy: "; },
+        func.getContext(), strategy.kind, strategy.workgroupSize,
+        int64_t(subgroupSize), ArrayRef<int64_t>(strategy.workgroupTile),
+        strategy.workgroupCount, strategy.threadTile, strategy.reduction,
+        strategy.reductionVector, strategy.intrinsic,
+        ArrayRef<int64_t>(strategy.subgroupGrid),
+        ArrayRef<int64_t>(strategy.simtTile), strategy.kTile,
+        strategy.pipelineDepth, strategy.layoutFragments, strategy.queryRows,
+        strategy.qInShared);
+    if (!attr)
+      return signalPassFailure();
+    func->setAttr(kGPUStrategyAttrName, attr);
   }
 };
 

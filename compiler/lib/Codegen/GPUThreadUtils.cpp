@@ -19,31 +19,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-FailureOr<ThreadStrategy> mlir::kiln::readThreadStrategy(func::FuncOp func) {
-  auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-  auto sizeAttr = strategy ? strategy.getAs<DenseI64ArrayAttr>("workgroup_size")
-                           : DenseI64ArrayAttr();
-  if (!sizeAttr || sizeAttr.size() != 3)
-    return func.emitError() << "kernel '" << func.getSymName() << "' has no "
-                            << kGPUStrategyAttrName
-                            << " with 'workgroup_size'; run "
-                               "kiln-gpu-select-strategy first";
-  ThreadStrategy result;
-  result.workgroupSize = sizeAttr[0] * sizeAttr[1] * sizeAttr[2];
-  if (auto attr = strategy.getAs<IntegerAttr>("subgroup_size"))
-    result.subgroupSize = attr.getInt();
-  if (auto attr = strategy.getAs<IntegerAttr>("reduction_vector"))
-    result.reductionVector = std::max<int64_t>(1, attr.getInt());
-  if (auto attr = strategy.getAs<IntegerAttr>("thread_tile"))
-    result.threadTile = std::max<int64_t>(1, attr.getInt());
-  auto reduction = strategy.getAs<StringAttr>("reduction");
-  result.subgroupRows = reduction && reduction.getValue() == "subgroup";
-  result.workgroupReduction =
-      reduction && (reduction.getValue() == "workgroup" || result.subgroupRows);
-  result.matrix = static_cast<bool>(strategy.getAs<StringAttr>("intrinsic"));
-  return result;
-}
-
 FailureOr<SmallVector<linalg::LinalgOp>>
 mlir::kiln::getBufferizedOps(func::FuncOp func) {
   SmallVector<linalg::LinalgOp> ops;

@@ -21,24 +21,6 @@
 
 namespace mlir::kiln {
 
-// The thread parameters of a kernel's kiln.gpu_strategy.
-struct ThreadStrategy {
-  int64_t workgroupSize = 1;   // product of `workgroup_size`
-  int64_t subgroupSize = 0;    // `subgroup_size`; 0 when absent
-  int64_t reductionVector = 1; // `reduction_vector`
-  int64_t threadTile = 1;      // `thread_tile`
-  // `reduction = "workgroup"` or `"subgroup"` (one row per subgroup): the
-  // threads reduce innermost reductions together.
-  bool workgroupReduction = false;
-  bool subgroupRows = false;
-  // A matrix `intrinsic` (contraction and attention kernels).
-  bool matrix = false;
-};
-
-// Reads the strategy of `func`; an error (emitted) when it has none with a
-// `workgroup_size`.
-FailureOr<ThreadStrategy> readThreadStrategy(func::FuncOp func);
-
 // The linalg ops of `func` in order, all on buffers; an error (emitted) on
 // the first that is not.
 FailureOr<SmallVector<linalg::LinalgOp>> getBufferizedOps(func::FuncOp func);

@@ -33,18 +33,10 @@ struct GPUTileToWorkgroupsPass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-    auto tileAttr = strategy
-                        ? strategy.getAs<DenseI64ArrayAttr>("workgroup_tile")
-                        : DenseI64ArrayAttr();
-    if (!tileAttr) {
-      func.emitError() << "kernel '" << func.getSymName() << "' has no "
-                       << kGPUStrategyAttrName
-                       << " with 'workgroup_tile'; run "
-                          "kiln-gpu-select-strategy first";
+    FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
+    if (failed(strategy))
       return signalPassFailure();
-    }
-    ArrayRef<int64_t> tileSizes = tileAttr.asArrayRef();
+    ArrayRef<int64_t> tileSizes = strategy->getWorkgroupTile();
     unsigned numTiled = llvm::count_if(tileSizes, [](int64_t t) { return t; });
     if (numTiled == 0)
       return; // One workgroup computes everything.

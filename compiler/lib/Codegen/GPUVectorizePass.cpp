@@ -251,12 +251,10 @@ struct GPUVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kGPUStrategyAttrName);
-    auto widthAttr =
-        strategy ? strategy.getAs<IntegerAttr>("thread_tile") : IntegerAttr();
-    if (!widthAttr || widthAttr.getInt() <= 1)
+    auto strategy = func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName);
+    if (!strategy || strategy.getThreadTile() <= 1)
       return;
-    int64_t width = widthAttr.getInt();
+    int64_t width = strategy.getThreadTile();
 
     // 1. Vectorize the chunks (transfer_read / elementwise / transfer_write);
     //    the others vectorizeChunkByHand takes (reductions across rows, maps

@@ -42,23 +42,23 @@ using MI = MatrixIntrinsic;
 
 // clang-format off
 const MatrixIntrinsicInfo kIntrinsics[] = {
-    // kind                           name                            m   n   k   lanes A  B  C  replication
-    {MI::MMA_SYNC_F32_16x8x16_F16,    "mma_sync_f32_16x8x16_f16",     16, 8,  16, 32, 8, 4, 4, 1},
-    {MI::MMA_SYNC_F32_16x8x16_BF16,   "mma_sync_f32_16x8x16_bf16",    16, 8,  16, 32, 8, 4, 4, 1},
-    {MI::MFMA_F32_16x16x16_F16,       "mfma_f32_16x16x16_f16",        16, 16, 16, 64, 4, 4, 4, 1},
-    {MI::MFMA_F32_16x16x16_BF16,      "mfma_f32_16x16x16_bf16",       16, 16, 16, 64, 4, 4, 4, 1},
-    {MI::MFMA_F32_16x16x32_F16,       "mfma_f32_16x16x32_f16",        16, 16, 32, 64, 8, 8, 4, 1},
-    {MI::MFMA_F32_16x16x32_BF16,      "mfma_f32_16x16x32_bf16",       16, 16, 32, 64, 8, 8, 4, 1},
-    {MI::WMMA_GFX11_F32_16x16x16_F16, "wmma_gfx11_f32_16x16x16_f16",  16, 16, 16, 32, 16, 16, 8, 2},
-    {MI::WMMA_GFX11_F32_16x16x16_BF16,"wmma_gfx11_f32_16x16x16_bf16", 16, 16, 16, 32, 16, 16, 8, 2},
-    {MI::WMMA_GFX12_F32_16x16x16_F16, "wmma_gfx12_f32_16x16x16_f16",  16, 16, 16, 32, 8, 8, 8, 1},
-    {MI::WMMA_GFX12_F32_16x16x16_BF16,"wmma_gfx12_f32_16x16x16_bf16", 16, 16, 16, 32, 8, 8, 8, 1},
-    {MI::MMA_SYNC_I32_16x8x32_S8,     "mma_sync_i32_16x8x32_s8",      16, 8,  32, 32, 16, 8, 4, 1},
-    {MI::MFMA_I32_16x16x16_I8,        "mfma_i32_16x16x16_i8",         16, 16, 16, 64, 4, 4, 4, 1},
-    {MI::MFMA_I32_16x16x32_I8,        "mfma_i32_16x16x32_i8",         16, 16, 32, 64, 8, 8, 4, 1},
-    {MI::MFMA_I32_16x16x64_I8,        "mfma_i32_16x16x64_i8",         16, 16, 64, 64, 16, 16, 4, 1},
-    {MI::WMMA_GFX11_I32_16x16x16_I8,  "wmma_gfx11_i32_16x16x16_i8",   16, 16, 16, 32, 16, 16, 8, 2},
-    {MI::WMMA_GFX12_I32_16x16x16_I8,  "wmma_gfx12_i32_16x16x16_i8",   16, 16, 16, 32, 8, 8, 8, 1},
+    // kind                           m   n   k   lanes A   B   C  replication
+    {MI::MMA_SYNC_F32_16x8x16_F16,    16, 8,  16, 32, 8, 4, 4, 1},
+    {MI::MMA_SYNC_F32_16x8x16_BF16,   16, 8,  16, 32, 8, 4, 4, 1},
+    {MI::MFMA_F32_16x16x16_F16,       16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_F32_16x16x16_BF16,      16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_F32_16x16x32_F16,       16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::MFMA_F32_16x16x32_BF16,      16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::WMMA_GFX11_F32_16x16x16_F16, 16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX11_F32_16x16x16_BF16,16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX12_F32_16x16x16_F16, 16, 16, 16, 32, 8, 8, 8, 1},
+    {MI::WMMA_GFX12_F32_16x16x16_BF16,16, 16, 16, 32, 8, 8, 8, 1},
+    {MI::MMA_SYNC_I32_16x8x32_S8,     16, 8,  32, 32, 16, 8, 4, 1},
+    {MI::MFMA_I32_16x16x16_I8,        16, 16, 16, 64, 4, 4, 4, 1},
+    {MI::MFMA_I32_16x16x32_I8,        16, 16, 32, 64, 8, 8, 4, 1},
+    {MI::MFMA_I32_16x16x64_I8,        16, 16, 64, 64, 16, 16, 4, 1},
+    {MI::WMMA_GFX11_I32_16x16x16_I8,  16, 16, 16, 32, 16, 16, 8, 2},
+    {MI::WMMA_GFX12_I32_16x16x16_I8,  16, 16, 16, 32, 8, 8, 8, 1},
 };
 // clang-format on
 
@@ -124,13 +124,6 @@ bool hasBF16Inputs(MatrixIntrinsic kind) {
 }
 
 } // namespace
-
-std::optional<MatrixIntrinsic> symbolizeMatrixIntrinsic(StringRef name) {
-  for (const MatrixIntrinsicInfo &info : kIntrinsics)
-    if (info.name == name)
-      return info.kind;
-  return std::nullopt;
-}
 
 const MatrixIntrinsicInfo &getMatrixIntrinsicInfo(MatrixIntrinsic kind) {
   for (const MatrixIntrinsicInfo &info : kIntrinsics)

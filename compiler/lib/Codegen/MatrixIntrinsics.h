@@ -18,6 +18,8 @@
 #ifndef KILN_CODEGEN_MATRIXINTRINSICS_H_
 #define KILN_CODEGEN_MATRIXINTRINSICS_H_
 
+#include "kiln/Dialect/Kiln/KilnOps.h"
+
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Types.h"
@@ -27,41 +29,11 @@
 
 namespace mlir::kiln {
 
-enum class MatrixIntrinsic {
-  // NVIDIA sm_80+: mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.
-  MMA_SYNC_F32_16x8x16_F16,
-  MMA_SYNC_F32_16x8x16_BF16,
-  // AMD CDNA 2/3/4 (gfx90a, gfx942, gfx950; wave64):
-  // v_mfma_f32_16x16x16_f16 and v_mfma_f32_16x16x16_bf16 (bf16_1k on gfx90a).
-  MFMA_F32_16x16x16_F16,
-  MFMA_F32_16x16x16_BF16,
-  // AMD CDNA 4 (gfx950): v_mfma_f32_16x16x32_{f16,bf16}.
-  MFMA_F32_16x16x32_F16,
-  MFMA_F32_16x16x32_BF16,
-  // AMD RDNA 3 (gfx11, wave32): v_wmma_f32_16x16x16_{f16,bf16}; both halves
-  // of the wave hold the same A and B (each lane a whole row of A).
-  WMMA_GFX11_F32_16x16x16_F16,
-  WMMA_GFX11_F32_16x16x16_BF16,
-  // AMD RDNA 4 (gfx12, wave32): the same instructions with K split between
-  // the two halves of the wave.
-  WMMA_GFX12_F32_16x16x16_F16,
-  WMMA_GFX12_F32_16x16x16_BF16,
-  // 8-bit integers (signed), i32 accumulators:
-  // NVIDIA sm_80+: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32.
-  MMA_SYNC_I32_16x8x32_S8,
-  // AMD: v_mfma_i32_16x16x16i8 (gfx90a), v_mfma_i32_16x16x32_i8 (gfx942),
-  // v_mfma_i32_16x16x64_i8 (gfx950), v_wmma_i32_16x16x16_iu8 (gfx11,
-  // gfx12).
-  MFMA_I32_16x16x16_I8,
-  MFMA_I32_16x16x32_I8,
-  MFMA_I32_16x16x64_I8,
-  WMMA_GFX11_I32_16x16x16_I8,
-  WMMA_GFX12_I32_16x16x16_I8,
-};
+// MatrixIntrinsic, the instructions themselves, is an enum of the Kiln
+// dialect (KilnAttrs.td) so that strategies name them; this is their table.
 
 struct MatrixIntrinsicInfo {
   MatrixIntrinsic kind;
-  StringRef name;            // the strategy's `intrinsic` spelling
   int64_t m, n, k;           // the tile one instruction computes
   int64_t subgroupSize;      // lanes that execute it together
   int64_t aCount, bCount, cCount;  // elements per lane
@@ -70,8 +42,6 @@ struct MatrixIntrinsicInfo {
   int64_t replication;
 };
 
-// The instruction named `name` (MatrixIntrinsicInfo::name), if known.
-std::optional<MatrixIntrinsic> symbolizeMatrixIntrinsic(StringRef name);
 const MatrixIntrinsicInfo &getMatrixIntrinsicInfo(MatrixIntrinsic kind);
 
 // The fragment layouts: (lane, element) -> (row, column) as described

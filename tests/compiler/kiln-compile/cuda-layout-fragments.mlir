@@ -13,7 +13,7 @@
 // RUN: kiln-compile %s --target=cuda -o %t/n.vmfb --dump-intermediates=%t/n
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t/n/mm_dispatch_0/mm_dispatch_0.sm_90.ptx
 
-// STRATEGY: fragments = "layout"
+// STRATEGY: layout_fragments = true
 // CHECK-LABEL: .entry mm_dispatch_0(
 // CHECK-NOT: cp.async
 // CHECK-NOT: ldmatrix

@@ -45,7 +45,7 @@ func.func @scale(%a: tensor<128x256xf32>) -> tensor<128x256xf32> {
 // MFMA950: v_mfma_f32_16x16x32_f16
 // WMMA-LABEL: <mm_dispatch_0>:
 // WMMA: v_wmma_f32_16x16x16_f16
-// STRATEGY: intrinsic = "mfma_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
+// STRATEGY: #kiln.gpu_strategy<kind = contraction, workgroup_size = 64, subgroup_size = 64, workgroup_tile = [32, 32, 0], intrinsic = mfma_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>
 // NOTES: .group_segment_fixed_size: 5120
 // NOTES: .name: mm_dispatch_0
 // NOTES: .private_segment_fixed_size: 0

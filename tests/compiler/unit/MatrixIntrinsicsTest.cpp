@@ -192,13 +192,16 @@ TEST_P(MatrixIntrinsicsTest, TableMatchesTheDocumentedLayouts) {
   for (int64_t lane = 0; lane < info.subgroupSize; ++lane) {
     for (int64_t e = 0; e < info.aCount; ++e)
       EXPECT_EQ(evaluate(a, lane, e), doc.a(lane, e))
-          << info.name.str() << " A lane " << lane << " element " << e;
+          << stringifyMatrixIntrinsic(info.kind).str() << " A lane " << lane
+          << " element " << e;
     for (int64_t e = 0; e < info.bCount; ++e)
       EXPECT_EQ(evaluate(b, lane, e), doc.b(lane, e))
-          << info.name.str() << " B lane " << lane << " element " << e;
+          << stringifyMatrixIntrinsic(info.kind).str() << " B lane " << lane
+          << " element " << e;
     for (int64_t e = 0; e < info.cCount; ++e)
       EXPECT_EQ(evaluate(c, lane, e), doc.c(lane, e))
-          << info.name.str() << " C lane " << lane << " element " << e;
+          << stringifyMatrixIntrinsic(info.kind).str() << " C lane " << lane
+          << " element " << e;
   }
 }
 
@@ -227,9 +230,11 @@ TEST_P(MatrixIntrinsicsTest, EveryTileElementHasItsLaneElements) {
         EXPECT_LT(p.second, operand.cols);
         ++seen[p];
       }
-    EXPECT_EQ(int64_t(seen.size()), operand.rows * operand.cols) << info.name.str();
+    EXPECT_EQ(int64_t(seen.size()), operand.rows * operand.cols)
+        << stringifyMatrixIntrinsic(info.kind).str();
     for (const auto &[position, count] : seen)
-      EXPECT_EQ(count, operand.copies) << info.name.str();
+      EXPECT_EQ(count, operand.copies)
+          << stringifyMatrixIntrinsic(info.kind).str();
   }
 }
 
@@ -291,14 +296,15 @@ TEST_P(MatrixIntrinsicsTest, SimulatedInstructionComputesAMatmul) {
       double expected = 0;
       for (int64_t k = 0; k < info.k; ++k) expected += a[m][k] * b[k][n];
       EXPECT_EQ(dRegs[lane][e], expected)
-          << info.name.str() << " C[" << m << "][" << n << "] from lane " << lane;
+          << stringifyMatrixIntrinsic(info.kind).str() << " C[" << m << "]["
+          << n << "] from lane " << lane;
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     All, MatrixIntrinsicsTest, ::testing::ValuesIn(kAll),
     [](const ::testing::TestParamInfo<MatrixIntrinsic> &info) {
-      std::string name = getMatrixIntrinsicInfo(info.param).name.str();
+      std::string name = stringifyMatrixIntrinsic(info.param).str();
       return name;
     });
 

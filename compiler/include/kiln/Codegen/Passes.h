@@ -8,6 +8,7 @@
 #ifndef KILN_CODEGEN_PASSES_H_
 #define KILN_CODEGEN_PASSES_H_
 
+#include "kiln/Dialect/Kiln/KilnDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

@@ -295,45 +295,46 @@ def GPUSelectStrategyPass
     Classifies the kernel by its root op (the last op with reduction loops,
     else the op producing the result): "elementwise", "reduction", "matmul"
     (contractions, including batch_matmul), "conv", "pooling", or "generic"
-    (any other tileable op, e.g. tensor.pad). From the kind, the iteration
-    space of the op producing the result and the chip's subgroup size it
-    computes how that op is split into workgroups and how each workgroup's
-    ops are spread over its threads, and attaches the choice:
+    (any other tileable op, e.g. tensor.pad); contractions that fit the
+    contraction recipe become "contraction" kernels and fused attention
+    chains "attention" kernels. From the kind, the iteration space of the op
+    producing the result and the chip (subgroup size, shared memory, matrix
+    instructions) it computes how that op is split into workgroups and how
+    each workgroup's ops are spread over its threads, and attaches the
+    choice as a typed, verified attribute (#kiln.gpu_strategy, KilnAttrs.td,
+    which documents every parameter):
 
     ```mlir
-    func.func @k(...) attributes {kiln.gpu_strategy = {
-        kind = "reduction", root = "linalg.generic",
-        workgroup_tile = array<i64: 1, 0>, workgroup_count = array<i64: 512, 1, 1>,
-        workgroup_size = array<i64: 256, 1, 1>, thread_tile = 1,
-        reduction = "workgroup", subgroup_size = 64}}
+    func.func @k(...) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<
+        kind = reduction, workgroup_size = 256, subgroup_size = 64,
+        workgroup_tile = [1, 0], workgroup_count = 512,
+        reduction = workgroup, reduction_vector = 4>}
     ```
 
     * `workgroup_tile`: one entry per loop of the op producing the result (0:
-      not tiled, always the case for reduction loops).
-    * `workgroup_count`: the grid; tiles are linearized onto x.
+      not tiled, always the case for reduction loops); `workgroup_count`
+      workgroups, tiles linearized onto x.
     * `workgroup_size`: threads per workgroup, a multiple of the subgroup size
       (4 subgroups: 256 threads on wave64 CDNA, 128 on wave32 RDNA/NVIDIA).
     * `thread_tile`: contiguous innermost elements each thread handles per
       step (128 bits: 4 for 32-bit, 8 for 16-bit elementwise kernels whose
       innermost size allows it, else 1); kiln-gpu-vectorize turns such a
       chunk into one 128-bit load/store per operand.
-    * `intrinsic` (matmuls on AMD matrix cores only): "mfma_f32_16x16x16_f16"
-      on gfx90a/gfx942/gfx950 or "wmma_f32_16x16x16_f16" on gfx11xx, for a
-      `linalg.matmul` producing the result with f16 inputs, an f32 result
-      and M, N, K multiples of 16: each workgroup is one subgroup computing
-      one 16x16 output tile (kiln-gpu-distribute-to-threads emits
-      amdgpu.mfma / amdgpu.wmma). Other matmuls use the generic strategy.
     * `reduction`: "workgroup" when the root reduces over its innermost loops
-      with a large enough extent: all threads of a workgroup cooperate on one
-      output element, accumulating partials and combining them through
-      shared memory; "thread" when each thread reduces its elements serially;
-      "none" otherwise.
+      with a large enough extent (all threads of a workgroup cooperate on
+      one row), "subgroup" (one subgroup per row) for shorter rows, "thread"
+      when each thread reduces its elements serially, "none" otherwise.
+    * contraction kernels: `intrinsic` and `subgroup_grid` (matrix cores:
+      mma.sync on NVIDIA, MFMA/WMMA on AMD) or `simt_tile` (f32), `k_tile`,
+      `pipeline_depth`; attention kernels: `intrinsic`, `query_rows`,
+      `k_tile`, `q_in_shared`.
 
     Kernels with several results, or whose result is not produced by a
     tileable op, get kind "single": one workgroup computes everything (its
     threads still share the work of each op).
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::kiln::KilnDialect"];
   let options = [
     Option<"subgroupSize", "subgroup-size", "int64_t", /*default=*/"64",
            "Threads per wave (AMD) or warp (NVIDIA)">,
@@ -470,7 +471,7 @@ def GPULowerAttentionPass
     : Pass<"kiln-gpu-lower-attention", "func::FuncOp"> {
   let summary = "Lower an attention chain to one fused matrix-core kernel";
   let description = [{
-    For kernels whose strategy has `kind = "attention"` (an attention chain
+    For kernels whose strategy has `kind = attention` (an attention chain
     that dispatch creation fused, kiln/DispatchCreation/Attention.h, on
     buffers and untiled), replaces the chain, its fills and its temporaries
     with a flash-attention kernel: an `scf.forall` over (batch, blocks of
@@ -510,7 +511,7 @@ def GPULowerContractionPass
     : Pass<"kiln-gpu-lower-contraction", "func::FuncOp"> {
   let summary = "Lower a workgroup's matmul to a tiled matrix-core kernel";
   let description = [{
-    For kernels whose strategy has `kind = "contraction"`, rewrites the
+    For kernels whose strategy has `kind = contraction`, rewrites the
     workgroup's `linalg.matmul` (BM x K * K x BN -> BM x BN f32, on buffers)
     with its fill and its elementwise consumer into the contraction recipe:
     the workgroup's subgroups form a `subgroup_grid` (WM x WN), each owning a
@@ -530,10 +531,11 @@ def GPULowerContractionPass
     error.
 
     ```mlir
-    func.func @k(...) attributes {kiln.gpu_strategy = {kind = "contraction",
-        intrinsic = "mma_sync_f32_16x8x16_f16", workgroup_tile = array<i64: 128, 128>,
-        subgroup_grid = array<i64: 2, 4>, k_tile = 32,
-        workgroup_size = array<i64: 256, 1, 1>, ...}}
+    func.func @k(...) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<
+        kind = contraction, workgroup_size = 128, subgroup_size = 32,
+        workgroup_tile = [128, 128], workgroup_count = 1024,
+        intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2],
+        k_tile = 32, pipeline_depth = 4>}
     ```
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
@@ -592,7 +594,8 @@ def GPUMapToIdsPass : Pass<"kiln-gpu-map-to-ids", "func::FuncOp"> {
     linearized iterations starting at `gpu.thread_id x` with the workgroup
     size as step (an `scf.if` when there are no more iterations than
     threads), so any trip count, static or not, is covered. Records
-    `kiln.workgroup_count` and `kiln.workgroup_size` on the kernel.
+    `kiln.workgroup_count` and `kiln.workgroup_size` on the kernel in place
+    of its `kiln.gpu_strategy`, which this pass is the last to read.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",

@@ -18,7 +18,7 @@
 // CHECK: } {mapping = [#gpu.thread<linear_dim_1>, #gpu.thread<linear_dim_0>]}
 // CHECK-NEXT: return
 func.func @two_ops(%in: memref<16x64xf32>, %out: memref<16x64xf32>)
-    attributes {kiln.gpu_strategy = {kind = "elementwise", reduction = "none", thread_tile = 4 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 256, subgroup_size = 32, thread_tile = 4>} {
   %zero = arith.constant 0.0 : f32
   %tmp = memref.alloc() : memref<16x64xf32, #gpu.address_space<workgroup>>
   linalg.fill ins(%zero : f32) outs(%tmp : memref<16x64xf32, #gpu.address_space<workgroup>>)
@@ -40,7 +40,7 @@ func.func @two_ops(%in: memref<16x64xf32>, %out: memref<16x64xf32>)
 // CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<512x1xf32
 // CHECK: } {mapping = [#gpu.thread<linear_dim_0>]}
 func.func @column_sum(%in: memref<512x256xf32>, %out: memref<256xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = thread>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
       ins(%in : memref<512x256xf32>) outs(%out : memref<256xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -55,8 +55,8 @@ func.func @column_sum(%in: memref<512x256xf32>, %out: memref<256xf32>)
 // The "workgroup" strategy: all threads reduce each row together. Thread t
 // folds elements t, t+256, ... (the op's own body, starting at the neutral
 // element of its combiner), the partials go to workgroup memory, and a tree
-// with a barrier per step combines them; thread 0 folds the total into the
-// output.
+// with a barrier per step combines them (subgroups of one lane here: no
+// shuffles); thread 0 folds the total into the output.
 // CHECK-LABEL: func.func @row_max
 // CHECK-DAG: %[[NEUTRAL:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[SHARED:.*]] = memref.alloc() : memref<256xf32, #gpu.address_space<workgroup>>
@@ -82,7 +82,7 @@ func.func @column_sum(%in: memref<512x256xf32>, %out: memref<256xf32>)
 // CHECK:     %[[NEW:.*]] = arith.maximumf %[[OLD]], %[[TOTAL]] : f32
 // CHECK:     memref.store %[[NEW]], %arg1
 func.func @row_max(%in: memref<2x3000xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 1, reduction = workgroup>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x3000xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -101,7 +101,7 @@ func.func @row_max(%in: memref<2x3000xf32>, %out: memref<2xf32>)
 // CHECK: scf.if %[[FIRST]] {
 // CHECK-NEXT: linalg.fill
 func.func @scalar_fill(%out: memref<f32>)
-    attributes {kiln.gpu_strategy = {kind = "single", reduction = "none", thread_tile = 1 : i64, workgroup_size = array<i64: 64, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = single, workgroup_size = 64, subgroup_size = 32>} {
   %one = arith.constant 1.0 : f32
   linalg.fill ins(%one : f32) outs(%out : memref<f32>)
   return
@@ -130,7 +130,7 @@ func.func @scalar_fill(%out: memref<f32>)
 // CHECK:       gpu.barrier
 // CHECK-NOT:   gpu.subgroup_reduce
 func.func @row_sum_subgroups(%in: memref<2x3000xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x3000xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -147,7 +147,7 @@ func.func @row_sum_subgroups(%in: memref<2x3000xf32>, %out: memref<2xf32>)
 // CHECK: memref.alloc() : memref<256xf64, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.subgroup_reduce
 func.func @row_sum_f64_tree(%in: memref<2x3000xf64>, %out: memref<2xf64>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x3000xf64>) outs(%out : memref<2xf64>) {
   ^bb0(%x: f64, %acc: f64):
@@ -185,7 +185,7 @@ func.func @row_sum_f64_tree(%in: memref<2x3000xf64>, %out: memref<2xf64>)
 // CHECK:   scf.yield %[[S3]] : f32
 // CHECK: gpu.subgroup_reduce add
 func.func @row_chunks(%in: memref<2x4096xf32>, %max: memref<2xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup, reduction_vector = 4>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in, %max : memref<2x4096xf32>, memref<2xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %m: f32, %acc: f32):
@@ -203,7 +203,7 @@ func.func @row_chunks(%in: memref<2x4096xf32>, %max: memref<2xf32>, %out: memref
 // CHECK-NOT: vector.load
 // CHECK: gpu.subgroup_reduce add
 func.func @row_not_chunked(%in: memref<2x1000xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup, reduction_vector = 4>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x1000xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -235,7 +235,7 @@ func.func @row_not_chunked(%in: memref<2x1000xf32>, %out: memref<2xf32>)
 // CHECK-NOT: gpu.barrier
 // CHECK: return
 func.func @subgroup_rows(%in: memref<4x512xf32>, %out: memref<4xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "subgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, reduction = subgroup, reduction_vector = 4>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<4x512xf32>) outs(%out : memref<4xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -280,7 +280,7 @@ func.func @subgroup_rows(%in: memref<4x512xf32>, %out: memref<4xf32>)
 // CHECK-NOT: memref.store
 // CHECK: return
 func.func @softmax_row_in_registers(%in: memref<1x1024xf32, strided<[1024, 1], offset: ?>>, %out: memref<1x1024xf32, strided<[1024, 1], offset: ?>>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, thread_tile = 4, reduction = workgroup, reduction_vector = 4>} {
   %ninf = arith.constant 0xFFC00000 : f32
   %zero = arith.constant 0.0 : f32
   %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
@@ -339,7 +339,7 @@ func.func @softmax_row_in_registers(%in: memref<1x1024xf32, strided<[1024, 1], o
 // CHECK-NOT: gpu.barrier
 // CHECK: return
 func.func @rows_per_subgroup_scalars(%in: memref<4x256xf16>, %gamma: memref<256xf16>, %out: memref<4x256xf16>, %variance: memref<4xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "subgroup", reduction_vector = 8 : i64, subgroup_size = 32 : i64, thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, thread_tile = 8, reduction = subgroup, reduction_vector = 8>} {
   %zero = arith.constant 0.0 : f32
   %inv = arith.constant 3.906250e-03 : f32
   %acc = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
@@ -395,7 +395,7 @@ func.func @rows_per_subgroup_scalars(%in: memref<4x256xf16>, %gamma: memref<256x
 // CHECK: scf.for
 // CHECK: gpu.subgroup_reduce add
 func.func @row_too_long_for_registers(%in: memref<1x8192xf32>, %out: memref<1xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 32, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 32, subgroup_size = 32, thread_tile = 4, reduction = workgroup, reduction_vector = 4>} {
   %ninf = arith.constant 0xFFC00000 : f32
   %zero = arith.constant 0.0 : f32
   %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
@@ -434,7 +434,7 @@ func.func @row_too_long_for_registers(%in: memref<1x8192xf32>, %out: memref<1xf3
 // CHECK-NOT: %[[T]]
 // CHECK: return
 func.func @row_temporary_in_registers(%in: memref<1x512xf32>, %out: memref<1xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, thread_tile = 4, reduction = workgroup, reduction_vector = 4>} {
   %zero = arith.constant 0.0 : f32
   %t = memref.alloc() : memref<1x512xf32, #gpu.address_space<workgroup>>
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}

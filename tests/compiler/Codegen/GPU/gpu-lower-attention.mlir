@@ -58,7 +58,7 @@
 #map2 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
-  func.func @attention(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, query_rows = 128 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
+  func.func @attention(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = attention, workgroup_size = 128, subgroup_size = 32, workgroup_count = 4, intrinsic = mma_sync_f32_16x8x16_f16, k_tile = 64, pipeline_depth = 2, query_rows = 128>} {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %cst_1 = arith.constant 1.250000e-01 : f32
@@ -121,7 +121,7 @@
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
   // expected-error @+1 {{attention strategy: expected one attention chain in the kernel, found 0}}
-  func.func @broken(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 64 : i64, kind = "attention", pipeline_depth = 2 : i64, query_rows = 128 : i64, reduction = "none", reduction_vector = 1 : i64, root = "attention", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64>}} {
+  func.func @broken(%arg0: memref<2x128x64xf16>, %arg1: memref<2x192x64xf16>, %arg2: memref<2x192x64xf16>, %arg3: memref<2x128x64xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = attention, workgroup_size = 128, subgroup_size = 32, workgroup_count = 4, intrinsic = mma_sync_f32_16x8x16_f16, k_tile = 64, pipeline_depth = 2, query_rows = 128>} {
     %cst = arith.constant 0.000000e+00 : f32
     %cst_0 = arith.constant 0xFF800000 : f32
     %cst_1 = arith.constant 1.250000e-01 : f32

@@ -52,7 +52,7 @@
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref<64x64xf32, #gpu.address_space<workgroup>>
 #map = affine_map<(d0, d1) -> (d0, d1)>
-func.func @tile_64x64(%arg0: memref<128x128xf16>, %arg1: memref<128x64xf16>, %arg2: memref<128x64xf16>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, reduction = "none", root = "linalg.matmul", subgroup_grid = array<i64: 2, 2>, subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>}} {
+func.func @tile_64x64(%arg0: memref<128x128xf16>, %arg1: memref<128x64xf16>, %arg2: memref<128x64xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64], workgroup_count = 2, intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 3>} {
   %cst = arith.constant 0.000000e+00 : f32
   scf.forall (%arg3, %arg4) = (0, 0) to (128, 64) step (64, 64) {
     %subview = memref.subview %arg0[%arg3, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
@@ -88,7 +88,7 @@ func.func @tile_64x64(%arg0: memref<128x128xf16>, %arg1: memref<128x64xf16>, %ar
 #qk_a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #qk_b = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 #qk_c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-func.func @batch_transposed_b(%arg0: memref<2x64x64xbf16>, %arg1: memref<2x128x64xbf16>, %arg2: memref<2x64x128xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 64, 64, 0>}} {
+func.func @batch_transposed_b(%arg0: memref<2x64x64xbf16>, %arg1: memref<2x128x64xbf16>, %arg2: memref<2x64x128xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [1, 64, 64, 0], intrinsic = mma_sync_f32_16x8x16_bf16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 3>} {
   %cst = arith.constant 0.000000e+00 : f32
   scf.forall (%arg3, %arg4, %arg5) = (0, 0, 0) to (2, 64, 128) step (1, 64, 64) {
     %subview = memref.subview %arg0[%arg3, 0, 0] [1, 64, 64] [1, 1, 1] : memref<2x64x64xbf16> to memref<1x64x64xbf16, strided<[4096, 64, 1], offset: ?>>
@@ -129,7 +129,7 @@ func.func @batch_transposed_b(%arg0: memref<2x64x64xbf16>, %arg1: memref<2x128x6
 // CHECK: vector.store {{.*}} : memref<?x?xf32, strided<[72, 1], offset: ?>>, vector<2xf32>
 #partial_m = affine_map<(d0) -> (-d0 + 100, 64)>
 #partial_n = affine_map<(d0) -> (-d0 + 72, 64)>
-func.func @partial_tiles(%arg0: memref<100x40xf16>, %arg1: memref<40x72xf16>, %arg2: memref<100x72xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @partial_tiles(%arg0: memref<100x40xf16>, %arg1: memref<40x72xf16>, %arg2: memref<100x72xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 3>} {
   %cst = arith.constant 0.000000e+00 : f32
   scf.forall (%arg3, %arg4) = (0, 0) to (100, 72) step (64, 64) {
     %0 = affine.min #partial_m(%arg3)
@@ -152,7 +152,7 @@ func.func @partial_tiles(%arg0: memref<100x40xf16>, %arg1: memref<40x72xf16>, %a
 // CHECK-NOT: scf.for
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK-COUNT-16: vector.store {{.*}}, %arg2{{.*}} {alignment = 8 : i64} : memref<64x64xf32>, vector<2xf32>
-func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = mma_sync_f32_16x8x16_bf16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 2>} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xbf16>, memref<32x64xbf16>) outs(%arg2 : memref<64x64xf32>)
   return
 }
@@ -170,7 +170,7 @@ func.func @accumulate_in_place(%arg0: memref<64x32xbf16>, %arg1: memref<32x64xbf
 // CHECK: vector.load %{{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK-COUNT-4: amdgpu.wmma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} : vector<16xf16>, vector<16xf16>, vector<8xf32>
 // CHECK-NOT: nvgpu
-func.func @wmma_gfx11(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "wmma_gfx11_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+func.func @wmma_gfx11(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 32, subgroup_size = 32, workgroup_tile = [32, 32, 0], intrinsic = wmma_gfx11_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>} {
   linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
   return
 }
@@ -180,7 +180,7 @@ func.func @wmma_gfx11(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2:
 // RDNA 4 WMMA (bf16): 8 elements of A and B per lane, 8 accumulators.
 // CHECK-LABEL: func.func @wmma_gfx12_bf16
 // CHECK-COUNT-4: amdgpu.wmma 16x16x16 %{{.*}} * %{{.*}} + %{{.*}} : vector<8xbf16>, vector<8xbf16>, vector<8xf32>
-func.func @wmma_gfx12_bf16(%arg0: memref<32x32xbf16>, %arg1: memref<32x32xbf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "wmma_gfx12_f32_16x16x16_bf16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+func.func @wmma_gfx12_bf16(%arg0: memref<32x32xbf16>, %arg1: memref<32x32xbf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 32, subgroup_size = 32, workgroup_tile = [32, 32, 0], intrinsic = wmma_gfx12_f32_16x16x16_bf16, subgroup_grid = [1, 1], k_tile = 32>} {
   linalg.matmul ins(%arg0, %arg1 : memref<32x32xbf16>, memref<32x32xbf16>) outs(%arg2 : memref<32x32xf32>)
   return
 }
@@ -191,7 +191,7 @@ func.func @wmma_gfx12_bf16(%arg0: memref<32x32xbf16>, %arg1: memref<32x32xbf16>,
 // CHECK-LABEL: func.func @mfma_16x16x32
 // CHECK: vector.load %{{.*}} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK-COUNT-4: amdgpu.mfma 16x16x32 %{{.*}} * %{{.*}} + %{{.*}} blgp = {{ *}}none : vector<8xf16>, vector<8xf16>, vector<4xf32>
-func.func @mfma_16x16x32(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x32_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+func.func @mfma_16x16x32(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 64, subgroup_size = 32, workgroup_tile = [32, 32, 0], intrinsic = mfma_f32_16x16x32_f16, subgroup_grid = [1, 1], k_tile = 32>} {
   linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
   return
 }
@@ -200,7 +200,7 @@ func.func @mfma_16x16x32(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %ar
 
 // A wave64 instruction with a workgroup of 32 threads per subgroup.
 // expected-error @+1 {{contraction strategy: workgroup tile 32x32x32 with subgroup grid 1x1 and 32 threads does not fit mfma_f32_16x16x16_f16}}
-func.func @mfma_wrong_wave(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mfma_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>}} {
+func.func @mfma_wrong_wave(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %arg2: memref<32x32xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 32, subgroup_size = 32, workgroup_tile = [32, 32, 0], intrinsic = mfma_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>} {
   linalg.matmul ins(%arg0, %arg1 : memref<32x32xf16>, memref<32x32xf16>) outs(%arg2 : memref<32x32xf32>)
   return
 }
@@ -208,7 +208,7 @@ func.func @mfma_wrong_wave(%arg0: memref<32x32xf16>, %arg1: memref<32x32xf16>, %
 // -----
 
 // A tile larger than the strategy describes (partial tiles are smaller).
-func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<128x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<128x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 2>} {
   // expected-error @+1 {{contraction strategy: the workgroup's matmul does not fit mma_sync_f32_16x8x16_f16 tiles of 64x64x32: expected up to 64xK 'f16' * Kx64 'f16' (or B as 64xK) -> 'f32' with K a multiple of 8 and rows of whole 16-byte chunks}}
   linalg.matmul ins(%arg0, %arg1 : memref<128x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<128x64xf32>)
   return
@@ -218,7 +218,7 @@ func.func @wrong_tile(%arg0: memref<128x32xf16>, %arg1: memref<32x64xf16>, %arg2
 
 // A subgroup grid that does not match the threads.
 // expected-error @+1 {{contraction strategy: workgroup tile 64x64x32 with subgroup grid 2x2 and 256 threads does not fit mma_sync_f32_16x8x16_f16}}
-func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 2>} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
   return
 }
@@ -227,7 +227,7 @@ func.func @wrong_grid(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2:
 
 // cp.async forms multi-buffer 2 to 8 stages.
 // expected-error @+1 {{contraction strategy: pipeline_depth 1 is outside 2..8}}
-func.func @one_stage(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 1 : i64, subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @one_stage(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 1>} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
   return
 }
@@ -236,17 +236,8 @@ func.func @one_stage(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: 
 
 // Swizzled rows hold a power of two of 16-byte chunks: 96 f16 are 12.
 // expected-error @+1 {{contraction strategy: workgroup tile 64x96x32 with subgroup grid 2x2 and 128 threads does not fit mma_sync_f32_16x8x16_f16}}
-func.func @swizzle_needs_power_of_two(%arg0: memref<64x32xf16>, %arg1: memref<32x96xf16>, %arg2: memref<64x96xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 96, 0>}} {
+func.func @swizzle_needs_power_of_two(%arg0: memref<64x32xf16>, %arg1: memref<32x96xf16>, %arg2: memref<64x96xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 96, 0], intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 2>} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x96xf16>) outs(%arg2 : memref<64x96xf32>)
-  return
-}
-
-// -----
-
-// An unknown instruction.
-// expected-error @+1 {{contraction strategy needs 'workgroup_tile', 'k_tile', 'workgroup_size' and either 'intrinsic' (a known matrix instruction) with 'subgroup_grid', or 'simt_tile'}}
-func.func @unknown_intrinsic(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {intrinsic = "mma_sync_f32_16x8x8_f16", k_tile = 32 : i64, kind = "contraction", subgroup_grid = array<i64: 2, 2>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
-  linalg.matmul ins(%arg0, %arg1 : memref<64x32xf16>, memref<32x64xf16>) outs(%arg2 : memref<64x64xf32>)
   return
 }
 
@@ -266,7 +257,7 @@ func.func @unknown_intrinsic(%arg0: memref<64x32xf16>, %arg1: memref<32x64xf16>,
 // CHECK-COUNT-64: vector.fma {{.*}} : vector<4xf32>
 // Each thread's rows of 4 columns are stored as vectors.
 // CHECK-COUNT-4: vector.store {{.*}}, %arg2{{.*}} {alignment = 16 : i64} : memref<64x64xf32>, vector<4xf32>
-func.func @simt_f32(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {k_tile = 16 : i64, kind = "contraction", simt_tile = array<i64: 4, 4>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @simt_f32(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [64, 64, 0], simt_tile = [4, 4], k_tile = 16>} {
   %cst = arith.constant 0.000000e+00 : f32
   linalg.fill ins(%cst : f32) outs(%arg2 : memref<64x64xf32>)
   linalg.matmul ins(%arg0, %arg1 : memref<64x16xf32>, memref<16x64xf32>) outs(%arg2 : memref<64x64xf32>)
@@ -277,7 +268,7 @@ func.func @simt_f32(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: m
 
 // Outputs per thread that do not cover the tile with the threads.
 // expected-error @+1 {{contraction strategy: workgroup tile 64x64x16 with 8x8 outputs per thread does not fit 256 threads}}
-func.func @simt_wrong_threads(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = {k_tile = 16 : i64, kind = "contraction", simt_tile = array<i64: 8, 8>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>}} {
+func.func @simt_wrong_threads(%arg0: memref<64x16xf32>, %arg1: memref<16x64xf32>, %arg2: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [64, 64, 0], simt_tile = [8, 8], k_tile = 16>} {
   linalg.matmul ins(%arg0, %arg1 : memref<64x16xf32>, memref<16x64xf32>) outs(%arg2 : memref<64x64xf32>)
   return
 }

@@ -14,7 +14,7 @@
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @row_scale(%in: memref<1x1024xf32>, %out: memref<1x1024xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, thread_tile = 4, reduction = workgroup, reduction_vector = 4>} {
   %ninf = arith.constant 0xFFC00000 : f32
   %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
   linalg.fill ins(%ninf : f32) outs(%max : memref<1xf32, #gpu.address_space<workgroup>>)
@@ -40,7 +40,7 @@ func.func @row_scale(%in: memref<1x1024xf32>, %out: memref<1x1024xf32>)
 // CHECK: linalg.generic
 // CHECK-NOT: gpu.subgroup_reduce
 func.func @thread_strategy(%in: memref<1x1024xf32>, %out: memref<1xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, reduction = thread>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<1x1024xf32>) outs(%out : memref<1xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -58,7 +58,7 @@ func.func @thread_strategy(%in: memref<1x1024xf32>, %out: memref<1xf32>)
 // CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: gpu.subgroup_reduce
 func.func @row_too_long(%in: memref<1x8192xf32>, %out: memref<1xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", reduction_vector = 4 : i64, subgroup_size = 32 : i64, thread_tile = 4 : i64, workgroup_size = array<i64: 32, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 32, subgroup_size = 32, thread_tile = 4, reduction = workgroup, reduction_vector = 4>} {
   %ninf = arith.constant 0xFFC00000 : f32
   %zero = arith.constant 0.0 : f32
   %max = memref.alloc() : memref<1xf32, #gpu.address_space<workgroup>>
@@ -83,7 +83,7 @@ func.func @row_too_long(%in: memref<1x8192xf32>, %out: memref<1xf32>)
 
 // -----
 
-// expected-error @+1 {{kernel 'no_strategy' has no kiln.gpu_strategy with 'workgroup_size'; run kiln-gpu-select-strategy first}}
+// expected-error @+1 {{kernel 'no_strategy' has no kiln.gpu_strategy (a #kiln.gpu_strategy); run kiln-gpu-select-strategy first}}
 func.func @no_strategy(%in: memref<4xf32>, %out: memref<4xf32>) {
   linalg.copy ins(%in : memref<4xf32>) outs(%out : memref<4xf32>)
   return

@@ -12,7 +12,7 @@
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel"]
 func.func @row_sum_then_scale(%in: memref<2x3000xf32>, %sum: memref<2xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x3000xf32>) outs(%sum : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -36,7 +36,7 @@ func.func @row_sum_then_scale(%in: memref<2x3000xf32>, %sum: memref<2xf32>, %out
 // CHECK: linalg.generic
 // CHECK-NOT: gpu.subgroup_reduce
 func.func @short_rows(%in: memref<2x100xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x100xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -53,7 +53,7 @@ func.func @short_rows(%in: memref<2x100xf32>, %out: memref<2xf32>)
 // CHECK: linalg.generic
 // CHECK-NOT: gpu.subgroup_reduce
 func.func @thread_strategy(%in: memref<2x3000xf32>, %out: memref<2xf32>)
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = thread>} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : memref<2x3000xf32>) outs(%out : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -66,7 +66,7 @@ func.func @thread_strategy(%in: memref<2x3000xf32>, %out: memref<2xf32>)
 // -----
 
 func.func @tensors(%in: tensor<2x3000xf32>, %out: tensor<2xf32>) -> tensor<2xf32>
-    attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "workgroup", subgroup_size = 32 : i64, thread_tile = 1 : i64, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 256, subgroup_size = 32, reduction = workgroup>} {
   // expected-error @+1 {{expected a bufferized op; run kiln-gpu-bufferize first}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%in : tensor<2x3000xf32>) outs(%out : tensor<2xf32>) {

@@ -21,7 +21,7 @@
 // CHECK: scf.if %[[ACTIVE]] {
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[TID2]]]
 func.func @map(%out: memref<256x512xf32>, %small: memref<100xf32>)
-    attributes {kiln.gpu_strategy = {workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32>} {
   %zero = arith.constant 0.0 : f32
   scf.forall (%i, %j) = (0, 0) to (256, 512) step (16, 16) {
     %tile = memref.subview %out[%i, %j] [16, 16] [1, 1] : memref<256x512xf32> to memref<16x16xf32, strided<[512, 1], offset: ?>>
@@ -38,7 +38,7 @@ func.func @map(%out: memref<256x512xf32>, %small: memref<100xf32>)
 // -----
 
 func.func @unmapped(%out: memref<4xf32>)
-    attributes {kiln.gpu_strategy = {workgroup_size = array<i64: 64, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 64, subgroup_size = 32>} {
   %zero = arith.constant 0.0 : f32
   // expected-error @below {{unmapped scf.forall in a GPU kernel}}
   scf.forall (%i) in (4) {
@@ -61,7 +61,7 @@ func.func @unmapped(%out: memref<4xf32>)
 // CHECK-NOT: memref.load
 // CHECK: }
 func.func @loads_first(%in: memref<512xf32>, %out: memref<512xf32>)
-    attributes {kiln.gpu_strategy = {workgroup_size = array<i64: 128, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32>} {
   scf.forall (%k) in (512) {
     %x = memref.load %in[%k] : memref<512xf32>
     %y = arith.mulf %x, %x : f32

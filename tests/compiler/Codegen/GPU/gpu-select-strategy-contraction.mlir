@@ -9,18 +9,14 @@
 // each 64x64), K slices of 32 in 4 shared stages (64 KiB), mma.sync; 3
 // stages where a workgroup gets 48 KiB.
 // CHECK-LABEL: func.func @large_f16
+// CHECK-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [128, 128, 0], workgroup_count = 256, intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, pipeline_depth = 4>
 // LAYOUT-LABEL: func.func @large_f16
-// LAYOUT-SAME: fragments = "layout", intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction"
-// LAYOUT-NOT: pipeline_depth
-// LAYOUT-SAME: workgroup_tile = array<i64: 128, 128, 0>
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 4 : i64
+// LAYOUT-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [128, 128, 0], workgroup_count = 256, intrinsic = mma_sync_f32_16x8x16_f16, subgroup_grid = [2, 2], k_tile = 32, layout_fragments = true>
 // STATIC48-LABEL: func.func @large_f16
-// STATIC48-SAME: pipeline_depth = 3 : i64
-// STATIC48-SAME: workgroup_tile = array<i64: 128, 128, 0>
-// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
-// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
+// STATIC48-SAME: workgroup_tile = [128, 128, 0]
+// STATIC48-SAME: pipeline_depth = 3{{[,>]}}
 // SM75-LABEL: func.func @large_f16
-// SM75-SAME: kind = "matmul"
+// SM75-SAME: kind = matmul{{[,>]}}
 // SM75-NOT: intrinsic
 func.func @large_f16(%a: tensor<2048x256xf16>, %b: tensor<256x2048xf16>) -> tensor<2048x2048xf32> {
   %zero = arith.constant 0.0 : f32
@@ -35,9 +31,14 @@ func.func @large_f16(%a: tensor<2048x256xf16>, %b: tensor<256x2048xf16>) -> tens
 // Few tiles: 64x64 tiles of 4 warps (2x2). The result is the truncating
 // consumer, tiled over its two loops.
 // CHECK-LABEL: func.func @small_bf16_truncated
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_bf16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 3 : i64
-// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
-// CHECK-SAME: workgroup_count = array<i64: 8, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_size = 128{{[,>]}}
+// CHECK-SAME: workgroup_tile = [64, 64]
+// CHECK-SAME: workgroup_count = 8{{[,>]}}
+// CHECK-SAME: intrinsic = mma_sync_f32_16x8x16_bf16{{[,>]}}
+// CHECK-SAME: subgroup_grid = [2, 2]
+// CHECK-SAME: k_tile = 32{{[,>]}}
+// CHECK-SAME: pipeline_depth = 3{{[,>]}}
 #id = affine_map<(i, j) -> (i, j)>
 func.func @small_bf16_truncated(%a: tensor<256x64xbf16>, %b: tensor<64x128xbf16>) -> tensor<256x128xbf16> {
   %zero = arith.constant 0.0 : f32
@@ -60,18 +61,20 @@ func.func @small_bf16_truncated(%a: tensor<256x64xbf16>, %b: tensor<64x128xbf16>
 // an f16 accumulator keep the generic matmul strategy; f32 inputs (128x128
 // output: 4 tiles of 64) take the SIMT form.
 // CHECK-LABEL: func.func @odd_sizes
-// CHECK-SAME: kind = "contraction"
-// CHECK-SAME: workgroup_count = array<i64: 4, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 64, 64, 0>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_size = 128{{[,>]}}
+// CHECK-SAME: workgroup_tile = [64, 64, 0]
+// CHECK-SAME: workgroup_count = 4{{[,>]}}
 // CHECK-LABEL: func.func @odd_k
-// CHECK-SAME: kind = "matmul"
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-LABEL: func.func @odd_n
-// CHECK-SAME: kind = "matmul"
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-LABEL: func.func @f32_inputs
-// CHECK-SAME: kind = "contraction"
-// CHECK-SAME: simt_tile = array<i64: 4, 4>
-// CHECK-SAME: workgroup_tile = array<i64: 64, 64, 0>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_tile = [64, 64, 0]
+// CHECK-SAME: simt_tile = [4, 4]
 // CHECK-LABEL: func.func @f16_accumulator
-// CHECK-SAME: kind = "matmul"
+// CHECK-SAME: kind = matmul{{[,>]}}
 func.func @odd_sizes(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>) -> tensor<100x128xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<100x128xf32>
@@ -112,12 +115,15 @@ func.func @f16_accumulator(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>) -> te
 
 // f32 matmuls take the SIMT form of the contraction recipe (any chip).
 // CHECK-LABEL: func.func @f32_simt
-// CHECK-SAME: k_tile = 16 : i64, kind = "contraction"
-// CHECK-SAME: simt_tile = array<i64: 8, 8>
-// CHECK-SAME: workgroup_count = array<i64: 256, 1, 1>, workgroup_size = array<i64: 256, 1, 1>, workgroup_tile = array<i64: 128, 128, 0>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_size = 256{{[,>]}}
+// CHECK-SAME: workgroup_tile = [128, 128, 0]
+// CHECK-SAME: workgroup_count = 256{{[,>]}}
+// CHECK-SAME: simt_tile = [8, 8]
+// CHECK-SAME: k_tile = 16{{[,>]}}
 // SM75-LABEL: func.func @f32_simt
-// SM75-SAME: kind = "contraction"
-// SM75-SAME: simt_tile = array<i64: 8, 8>
+// SM75-SAME: kind = contraction{{[,>]}}
+// SM75-SAME: simt_tile = [8, 8]
 func.func @f32_simt(%a: tensor<2048x64xf32>, %b: tensor<64x2048xf32>) -> tensor<2048x2048xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2048x2048xf32>
@@ -131,8 +137,13 @@ func.func @f32_simt(%a: tensor<2048x64xf32>, %b: tensor<64x2048xf32>) -> tensor<
 // batch_matmul: one batch per workgroup (batch tile 1), 128x128 tiles as
 // 32 batches of 4 tiles fill the GPU.
 // CHECK-LABEL: func.func @batch_f16
-// CHECK-SAME: intrinsic = "mma_sync_f32_16x8x16_f16", k_tile = 32 : i64, kind = "contraction", pipeline_depth = 4 : i64
-// CHECK-SAME: workgroup_count = array<i64: 128, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 128, 128, 0>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_size = 128{{[,>]}}
+// CHECK-SAME: workgroup_tile = [1, 128, 128, 0]
+// CHECK-SAME: workgroup_count = 128{{[,>]}}
+// CHECK-SAME: intrinsic = mma_sync_f32_16x8x16_f16{{[,>]}}
+// CHECK-SAME: k_tile = 32{{[,>]}}
+// CHECK-SAME: pipeline_depth = 4{{[,>]}}
 func.func @batch_f16(%a: tensor<32x256x64xf16>, %b: tensor<32x64x256xf16>) -> tensor<32x256x256xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x256x256xf32>
@@ -147,10 +158,12 @@ func.func @batch_f16(%a: tensor<32x256x64xf16>, %b: tensor<32x64x256xf16>) -> te
 // a scaling consumer over batch x M x N: the consumer's loops are tiled.
 // f32 with B transposed has no SIMT form: the generic matmul strategy.
 // CHECK-LABEL: func.func @transposed_b_f16
-// CHECK-SAME: kind = "contraction"
-// CHECK-SAME: workgroup_count = array<i64: 16, 1, 1>, workgroup_size = array<i64: 128, 1, 1>, workgroup_tile = array<i64: 1, 64, 64>}
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_size = 128{{[,>]}}
+// CHECK-SAME: workgroup_tile = [1, 64, 64]
+// CHECK-SAME: workgroup_count = 16{{[,>]}}
 // CHECK-LABEL: func.func @transposed_b_f32
-// CHECK-SAME: kind = "matmul"
+// CHECK-SAME: kind = matmul{{[,>]}}
 #qk_a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #qk_b = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 #qk_c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
@@ -195,12 +208,10 @@ func.func @transposed_b_f32(%q: tensor<4x128x64xf32>, %k: tensor<4x128x64xf32>) 
 // through the layout-table data path (one padded stage, no pipeline depth),
 // K slices of 64. Unsigned operands (extui) keep the generic strategy.
 // CHECK-LABEL: func.func @i8_signed
-// CHECK-SAME: intrinsic = "mma_sync_i32_16x8x32_s8", k_tile = 64 : i64, kind = "contraction"
-// CHECK-NOT: pipeline_depth
-// CHECK-SAME: workgroup_tile = array<i64: 64, 64, 0>
+// CHECK-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], workgroup_count = 4, intrinsic = mma_sync_i32_16x8x32_s8, subgroup_grid = [2, 2], k_tile = 64>
 // CHECK-LABEL: func.func @i8_unsigned
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-NOT: intrinsic
-// CHECK-SAME: kind = "matmul"
 func.func @i8_signed(%a: tensor<128x128xi8>, %b: tensor<128x128xi8>) -> tensor<128x128xi32> {
   %zero = arith.constant 0 : i32
   %e = tensor.empty() : tensor<128x128xi32>

@@ -15,18 +15,13 @@
 // (NVIDIA chips take the recipe with mma.sync: gpu-select-strategy-contraction.mlir.)
 
 // CHECK-LABEL: func.func @matmul_f16
-// MFMA-SAME: intrinsic = "mfma_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
-// MFMA950-SAME: intrinsic = "mfma_f32_16x16x32_f16", k_tile = 32 : i64, kind = "contraction"
-// WMMA11-SAME: intrinsic = "wmma_gfx11_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
-// WMMA12-SAME: intrinsic = "wmma_gfx12_f32_16x16x16_f16", k_tile = 32 : i64, kind = "contraction"
-// CHECK-SAME: subgroup_grid = array<i64: 1, 1>
-// MFMA-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
-// MFMA950-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 64, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
-// WMMA11-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
-// WMMA12-SAME: workgroup_count = array<i64: 2, 1, 1>, workgroup_size = array<i64: 32, 1, 1>, workgroup_tile = array<i64: 32, 32, 0>
+// MFMA-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 64, subgroup_size = 64, workgroup_tile = [32, 32, 0], workgroup_count = 2, intrinsic = mfma_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>
+// MFMA950-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 64, subgroup_size = 64, workgroup_tile = [32, 32, 0], workgroup_count = 2, intrinsic = mfma_f32_16x16x32_f16, subgroup_grid = [1, 1], k_tile = 32>
+// WMMA11-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 32, subgroup_size = 32, workgroup_tile = [32, 32, 0], workgroup_count = 2, intrinsic = wmma_gfx11_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>
+// WMMA12-SAME: #kiln.gpu_strategy<kind = contraction, workgroup_size = 32, subgroup_size = 32, workgroup_tile = [32, 32, 0], workgroup_count = 2, intrinsic = wmma_gfx12_f32_16x16x16_f16, subgroup_grid = [1, 1], k_tile = 32>
 // NONE-LABEL: func.func @matmul_f16
+// NONE-SAME: kind = matmul{{[,>]}}
 // NONE-NOT: intrinsic
-// NONE-SAME: kind = "matmul"
 func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x32xf16>) -> tensor<64x32xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x32xf32>
@@ -40,14 +35,13 @@ func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x32xf16>) -> tensor<
 // 256x256 bf16 with a batch: 64x64 tiles of 2x2 subgroups, one batch per
 // workgroup row.
 // CHECK-LABEL: func.func @batch_matmul_bf16
-// MFMA-SAME: intrinsic = "mfma_f32_16x16x16_bf16"
-// MFMA950-SAME: intrinsic = "mfma_f32_16x16x32_bf16"
-// WMMA11-SAME: intrinsic = "wmma_gfx11_f32_16x16x16_bf16"
-// WMMA12-SAME: intrinsic = "wmma_gfx12_f32_16x16x16_bf16"
-// CHECK-SAME: kind = "contraction"
-// CHECK-SAME: subgroup_grid = array<i64: 2, 2>
-// CHECK-SAME: workgroup_count = array<i64: 32, 1, 1>
-// CHECK-SAME: workgroup_tile = array<i64: 1, 64, 64, 0>
+// CHECK-SAME: kind = contraction{{[,>]}}
+// CHECK-SAME: workgroup_tile = [1, 64, 64, 0], workgroup_count = 32,
+// MFMA-SAME: intrinsic = mfma_f32_16x16x16_bf16{{[,>]}}
+// MFMA950-SAME: intrinsic = mfma_f32_16x16x32_bf16{{[,>]}}
+// WMMA11-SAME: intrinsic = wmma_gfx11_f32_16x16x16_bf16{{[,>]}}
+// WMMA12-SAME: intrinsic = wmma_gfx12_f32_16x16x16_bf16{{[,>]}}
+// CHECK-SAME: subgroup_grid = [2, 2]
 // NONE-LABEL: func.func @batch_matmul_bf16
 // NONE-NOT: intrinsic
 func.func @batch_matmul_bf16(%a: tensor<2x256x64xbf16>, %b: tensor<2x64x256xbf16>) -> tensor<2x256x256xf32> {
@@ -64,17 +58,17 @@ func.func @batch_matmul_bf16(%a: tensor<2x256x64xbf16>, %b: tensor<2x64x256xbf16
 // divide, an f16 accumulator. A matmul whose result feeds an elementwise op
 // takes the recipe with the op as its epilogue.
 // CHECK-LABEL: func.func @matmul_f32
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-NOT: intrinsic
-// CHECK-SAME: kind = "matmul"
 // CHECK-LABEL: func.func @matmul_odd
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-NOT: intrinsic
-// CHECK-SAME: kind = "matmul"
 // CHECK-LABEL: func.func @matmul_f16_acc
+// CHECK-SAME: kind = matmul{{[,>]}}
 // CHECK-NOT: intrinsic
-// CHECK-SAME: kind = "matmul"
 // CHECK-LABEL: func.func @matmul_relu
+// CHECK-SAME: kind = contraction{{[,>]}}
 // CHECK-SAME: intrinsic =
-// CHECK-SAME: kind = "contraction"
 // NONE-LABEL: func.func @matmul_relu
 // NONE-NOT: intrinsic
 func.func @matmul_f32(%a: tensor<64x128xf32>, %b: tensor<128x32xf32>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {

@@ -11,7 +11,7 @@
 // CHECK: scf.forall.in_parallel
 // CHECK: } {mapping = [#gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
 func.func @matmul_relu(%a: tensor<250x128xf32>, %b: tensor<128x500xf32>) -> tensor<250x500xf32>
-    attributes {kiln.gpu_strategy = {kind = "matmul", workgroup_tile = array<i64: 16, 16>, workgroup_size = array<i64: 256, 1, 1>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = matmul, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [16, 16]>} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<250x500xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<250x500xf32>) -> tensor<250x500xf32>
@@ -31,13 +31,13 @@ func.func @matmul_relu(%a: tensor<250x128xf32>, %b: tensor<128x500xf32>) -> tens
 // CHECK-LABEL: func.func @single
 // CHECK-NOT: scf.forall
 func.func @single(%a: tensor<4xf32>) -> tensor<4xf32>
-    attributes {kiln.gpu_strategy = {kind = "single", workgroup_tile = array<i64>}} {
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = single, workgroup_size = 128, subgroup_size = 32>} {
   return %a : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @below {{kernel 'no_strategy' has no kiln.gpu_strategy with 'workgroup_tile'; run kiln-gpu-select-strategy first}}
+// expected-error @below {{kernel 'no_strategy' has no kiln.gpu_strategy (a #kiln.gpu_strategy); run kiln-gpu-select-strategy first}}
 func.func @no_strategy(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }

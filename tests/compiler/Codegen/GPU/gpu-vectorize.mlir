@@ -11,7 +11,7 @@
 // CHECK: arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
 // CHECK: vector.store %{{.*}} : memref<4xf32, {{.*}}>, vector<4xf32>
 // CHECK-NOT: linalg.generic
-func.func @bias_add(%arg0: memref<4x512xf32>, %arg1: memref<512xf32>, %arg2: memref<4x512xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+func.func @bias_add(%arg0: memref<4x512xf32>, %arg1: memref<512xf32>, %arg2: memref<4x512xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 4>} {
   scf.forall (%arg3) in (4) {
     %subview = memref.subview %arg0[%arg3, 0] [1, 512] [1, 1] : memref<4x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
     %subview_0 = memref.subview %arg2[%arg3, 0] [1, 512] [1, 1] : memref<4x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
@@ -39,7 +39,7 @@ func.func @bias_add(%arg0: memref<4x512xf32>, %arg1: memref<512xf32>, %arg2: mem
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<4xf32>
 // CHECK: arith.mulf %{{.*}} : vector<4xf32>
 // CHECK: vector.store
-func.func @row_scale(%a: memref<8x64xf32>, %s: memref<8xf32>, %o: memref<8x64xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64}} {
+func.func @row_scale(%a: memref<8x64xf32>, %s: memref<8xf32>, %o: memref<8x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 4>} {
   scf.forall (%i, %j) = (0, 0) to (8, 64) step (1, 4) {
     %a1 = memref.subview %a[%i, %j] [1, 4] [1, 1] : memref<8x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
     %s1 = memref.subview %s[%i] [1] [1] : memref<8xf32> to memref<1xf32, strided<[1], offset: ?>>
@@ -62,7 +62,7 @@ func.func @row_scale(%a: memref<8x64xf32>, %s: memref<8xf32>, %o: memref<8x64xf3
 // CHECK-NOT: vector.
 // CHECK-COUNT-5: linalg.generic
 // CHECK-NOT: vector.
-func.func @not_chunks(%a: memref<64x64xf32>, %b: memref<64x64xi1>, %n: index) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 4 : i64}} {
+func.func @not_chunks(%a: memref<64x64xf32>, %b: memref<64x64xi1>, %n: index) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 4>} {
   scf.forall (%i, %j) = (0, 0) to (64, 64) step (1, 4) {
     %p = memref.subview %a[%i, %j] [1, %n] [1, 1] : memref<64x64xf32> to memref<1x?xf32, strided<[64, 1], offset: ?>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%p : memref<1x?xf32, strided<[64, 1], offset: ?>>) {
@@ -104,7 +104,7 @@ func.func @not_chunks(%a: memref<64x64xf32>, %b: memref<64x64xi1>, %n: index) at
 // CHECK-LABEL: func.func @scalar_strategy
 // CHECK-NOT: vector.
 // CHECK: linalg.generic
-func.func @scalar_strategy(%a: memref<64x64xf32>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 1 : i64}} {
+func.func @scalar_strategy(%a: memref<64x64xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32>} {
   scf.forall (%i, %j) = (0, 0) to (64, 64) step (1, 4) {
     %q = memref.subview %a[%i, %j] [1, 4] [1, 1] : memref<64x64xf32> to memref<1x4xf32, strided<[64, 1], offset: ?>>
     linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%q : memref<1x4xf32, strided<[64, 1], offset: ?>>) {
@@ -127,7 +127,7 @@ func.func @scalar_strategy(%a: memref<64x64xf32>) attributes {kiln.gpu_strategy 
 // CHECK: vector.store %[[IOTA]]
 // CHECK-NOT: vector.broadcast
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
-func.func @index_only(%arg0: memref<1x8xf16>) attributes {kiln.gpu_strategy = {thread_tile = 8 : i64}} {
+func.func @index_only(%arg0: memref<1x8xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 8>} {
   scf.forall (%arg2) in (1) {
     linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%arg0 : memref<1x8xf16>) {
     ^bb0(%out: f16):
@@ -158,7 +158,7 @@ func.func @index_only(%arg0: memref<1x8xf16>) attributes {kiln.gpu_strategy = {t
 // CHECK:   scf.yield %[[S]] : vector<4xf32>
 // CHECK: vector.store %[[SUM]], %{{.*}} : memref<4xf32, strided<[1], offset: ?>>, vector<4xf32>
 // CHECK-NOT: linalg.generic
-func.func @column_chunks(%x: memref<64x512xf32>, %w: memref<64xf32>, %out: memref<512xf32>) attributes {kiln.gpu_strategy = {kind = "reduction", reduction = "thread", thread_tile = 4 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+func.func @column_chunks(%x: memref<64x512xf32>, %w: memref<64xf32>, %out: memref<512xf32>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, thread_tile = 4, reduction = thread>} {
   scf.forall (%c) = (0) to (512) step (4) {
     %xs = memref.subview %x[0, %c] [64, 4] [1, 1] : memref<64x512xf32> to memref<64x4xf32, strided<[512, 1], offset: ?>>
     %os = memref.subview %out[%c] [4] [1] : memref<512xf32> to memref<4xf32, strided<[1], offset: ?>>
@@ -185,7 +185,7 @@ func.func @column_chunks(%x: memref<64x512xf32>, %w: memref<64xf32>, %out: memre
 // CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
 // CHECK: vector.store %[[V]], %{{.*}} : memref<1x1x1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
 // CHECK-NOT: linalg.generic
-func.func @im2col_chunk(%x: memref<2x10x10x64xf16>, %p: memref<2x8x8x3x3x64xf16>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+func.func @im2col_chunk(%x: memref<2x10x10x64xf16>, %p: memref<2x8x8x3x3x64xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 8>} {
   scf.forall (%kh, %kw, %c) = (0, 0, 0) to (3, 3, 64) step (1, 1, 8) {
     %xs = memref.subview %x[0, %kh, %kw, %c] [1, 1, 1, 8] [1, 1, 1, 1] : memref<2x10x10x64xf16> to memref<1x1x1x8xf16, strided<[6400, 640, 64, 1], offset: ?>>
     %ps = memref.subview %p[0, 0, 0, %kh, %kw, %c] [1, 1, 1, 1, 1, 8] [1, 1, 1, 1, 1, 1] : memref<2x8x8x3x3x64xf16> to memref<1x1x1x1x1x8xf16, strided<[36864, 4608, 576, 192, 64, 1], offset: ?>>
@@ -205,7 +205,7 @@ func.func @im2col_chunk(%x: memref<2x10x10x64xf16>, %p: memref<2x8x8x3x3x64xf16>
 // CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<1x1x1x8xf16, strided<[{{.*}}], offset: ?>>, vector<8xf16>
 // CHECK: vector.store %[[V]]
 // CHECK-NOT: linalg.generic
-func.func @nchw_gather_chunk(%x: memref<1x2x10x10xf16>, %p: memref<2x3x3x1x8x8xf16>) attributes {kiln.gpu_strategy = {kind = "elementwise", thread_tile = 8 : i64, workgroup_size = array<i64: 128, 1, 1>}} {
+func.func @nchw_gather_chunk(%x: memref<1x2x10x10xf16>, %p: memref<2x3x3x1x8x8xf16>) attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = elementwise, workgroup_size = 128, subgroup_size = 32, thread_tile = 8>} {
   scf.forall (%c, %kh, %kw, %oh) = (0, 0, 0, 0) to (2, 3, 3, 8) step (1, 1, 1, 1) {
     %xs = memref.subview %x[0, %c, %oh, %kw] [1, 1, 1, 8] [1, 1, 1, 1] : memref<1x2x10x10xf16> to memref<1x1x1x8xf16, strided<[200, 100, 10, 1], offset: ?>>
     %ps = memref.subview %p[%c, %kh, %kw, 0, %oh, 0] [1, 1, 1, 1, 1, 8] [1, 1, 1, 1, 1, 1] : memref<2x3x3x1x8x8xf16> to memref<1x1x1x1x1x8xf16, strided<[576, 192, 64, 64, 8, 1], offset: ?>>

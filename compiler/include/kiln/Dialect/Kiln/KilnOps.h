@@ -14,6 +14,16 @@
 
 #include "kiln/Dialect/Kiln/KilnEnums.h.inc"
 
+namespace mlir::kiln {
+// Parameters of #kiln.gpu_strategy (KilnAttrs.td): `[a, b, ...]` lists of
+// sizes, `true`/`false` flags and matrix intrinsics by their spelling.
+FailureOr<SmallVector<int64_t>> parseSizeList(AsmParser &parser);
+void printSizeList(AsmPrinter &printer, ArrayRef<int64_t> sizes);
+FailureOr<bool> parseFlag(AsmParser &parser);
+FailureOr<std::optional<MatrixIntrinsic>>
+parseMatrixIntrinsic(AsmParser &parser);
+} // namespace mlir::kiln
+
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Kiln/KilnAttrs.h.inc"
 
