@@ -10,7 +10,7 @@ underscores): target ("host", "rocm", "cuda" or a comma-separated list, or a
 list), rocm_chip, cuda_chip (a string or a list), rocm_device_libs,
 rocm_matrix_cores (bool), cuda_layout_fragments (bool), gpu_opt_level, host_cpu, host_features,
 host_opt_level, module_name, dump_intermediates, parameters (a
-safetensors archive of the kiln.parameter arguments). A bad option raises
+safetensors or .npz archive of the kiln.parameter arguments). A bad option raises
 ValueError; a program the compiler refuses raises CompileError, whose
 .diagnostics are Diagnostic tuples (severity, file, line, column, message)
 and whose message lists them as "file:line:column: error: message".

@@ -4,7 +4,10 @@
 # built in the same build directory) from <build>/bin; FileCheck, not, count
 # and split-file from LLVM 22. Features: `host-target` when kiln-compile can
 # emit host executables, `kiln-run` / `kiln-dump` when those tools exist.
+# %python is the Python that runs lit (Debian's, with numpy, for the
+# scripts that write numpy archives).
 import os
+import sys
 
 import lit.formats
 
@@ -20,6 +23,7 @@ config.excludes = ["Inputs", "unit", "CMakeLists.txt", "lit.cfg.py",
 path = [config.kiln_tools_dir, config.llvm_tools_dir,
         config.environment.get("PATH", os.environ.get("PATH", ""))]
 config.environment["PATH"] = os.pathsep.join(path)
+config.substitutions.append(("%python", sys.executable))
 
 for tool in ["kiln-opt", "kiln-compile", "kiln-run", "kiln-dump"]:
     if os.path.exists(os.path.join(config.kiln_tools_dir, tool)):

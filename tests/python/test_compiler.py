@@ -49,6 +49,37 @@ class CompilerTest(unittest.TestCase):
                 path, target=["host"], host_opt_level=1, module_name="scaled"))
             self.assertEqual(module.name, "scaled")
 
+    def test_npz_parameters(self):
+        # Weights saved by numpy (np.savez_compressed) bind to the
+        # kiln.parameter arguments; a wrong shape is a located error.
+        text = """
+func.func @affine(%x: tensor<2x3xf32>, %w: tensor<2x3xf32> {kiln.parameter = "w"},
+                  %b: tensor<3xf32> {kiln.parameter = "b"}) -> tensor<2x3xf32> {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %m = linalg.mul ins(%x, %w : tensor<2x3xf32>, tensor<2x3xf32>)
+                  outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %bb = linalg.broadcast ins(%b : tensor<3xf32>) outs(%e : tensor<2x3xf32>) dimensions = [0]
+  %r = linalg.add ins(%m, %bb : tensor<2x3xf32>, tensor<2x3xf32>)
+                  outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+"""
+        w = np.arange(6, dtype=np.float32).reshape(2, 3)
+        b = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+        x = np.full((2, 3), 2.0, dtype=np.float32)
+        with tempfile.TemporaryDirectory() as folder:
+            archive = os.path.join(folder, "weights.npz")
+            np.savez_compressed(archive, w=w, b=b)
+            module = rt.Device("local").load(
+                kc.compile_str(text, name="affine.mlir", parameters=archive))
+            np.testing.assert_array_equal(module.affine(x), x * w + b)
+            np.savez(archive, w=w.T.copy(), b=b)
+            with self.assertRaises(kc.CompileError) as caught:
+                kc.compile_str(text, name="affine.mlir", parameters=archive)
+            self.assertIn("affine.mlir:2:40: error: argument 1 of @affine "
+                          "(parameter 'w'): the archive's tensor has shape "
+                          "[3x2], the argument 2x3", str(caught.exception))
+
     def test_errors_are_located(self):
         text = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %b : tensor<4xf32>\n}\n"
         with self.assertRaises(kc.CompileError) as caught:

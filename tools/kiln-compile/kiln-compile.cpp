@@ -110,10 +110,11 @@ static cl::opt<std::string> dumpIntermediates(
     cl::value_desc("DIR"), cl::cat(kilnCategory));
 static cl::opt<std::string> parametersFile(
     "parameters",
-    cl::desc("Safetensors archive holding the tensors that function "
-             "arguments marked {kiln.parameter = \"name\"} stand for; they "
-             "become read-only data of the module"),
-    cl::value_desc("FILE.safetensors"), cl::cat(kilnCategory));
+    cl::desc("Parameter archive (safetensors, or numpy .npz as np.savez "
+             "and np.savez_compressed write it) holding the tensors that "
+             "function arguments marked {kiln.parameter = \"name\"} stand "
+             "for; they become read-only data of the module"),
+    cl::value_desc("FILE.safetensors|FILE.npz"), cl::cat(kilnCategory));
 static cl::opt<std::string>
     moduleName("module-name",
                cl::desc("Name stored in the module (default: input stem)"),

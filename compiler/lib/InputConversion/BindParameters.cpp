@@ -1,11 +1,14 @@
 //===- BindParameters.cpp - Parameters from an archive --------------------===//
 //
 // kiln-bind-parameters: function arguments marked {kiln.parameter = "name"}
-// become constants holding tensor `name` of a safetensors archive.
+// become constants holding tensor `name` of a parameter archive (safetensors
+// or .npz, ParameterArchive.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/InputConversion/Passes.h"
+
+#include "ParameterArchive.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,88 +24,29 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
+using namespace mlir::kiln;
 
 namespace {
 
 constexpr StringLiteral kParameterAttr = "kiln.parameter";
 
-// One tensor of the archive: its dtype name, shape and bytes.
-struct ArchiveTensor {
-  std::string dtype;
-  SmallVector<int64_t> shape;
-  StringRef data;
-};
-
-// A safetensors file, read whole; tensors point into `buffer`.
-struct Archive {
-  std::unique_ptr<llvm::MemoryBuffer> buffer;
-  llvm::StringMap<ArchiveTensor> tensors;
-};
-
-// Reads `path`; on failure, `error` says why.
-std::optional<Archive> readArchive(StringRef path, std::string &error) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error = "cannot read parameter archive '" + path.str() +
-            "': " + buffer.getError().message();
-    return std::nullopt;
-  }
-  Archive archive;
-  archive.buffer = std::move(*buffer);
-  StringRef bytes = archive.buffer->getBuffer();
-  auto fail = [&](const Twine &why) {
-    error = ("parameter archive '" + path + "' is not a valid safetensors "
-             "file: " + why).str();
-    return std::nullopt;
-  };
-  if (bytes.size() < 8)
-    return fail("shorter than its 8-byte header length");
-  uint64_t headerSize = 0;
-  for (int i = 7; i >= 0; --i)
-    headerSize = headerSize << 8 | uint8_t(bytes[i]);
-  if (headerSize > bytes.size() - 8)
-    return fail("its header length (" + Twine(headerSize) +
-                ") runs past the end of the file");
-  StringRef header = bytes.substr(8, headerSize);
-  StringRef data = bytes.substr(8 + headerSize);
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
-  if (!json)
-    return fail("its header is not JSON (" + llvm::toString(json.takeError()) +
-                ")");
-  const llvm::json::Object *object = json->getAsObject();
-  if (!object)
-    return fail("its header is not a JSON object");
-  for (const auto &[key, value] : *object) {
-    if (key == "__metadata__")
-      continue;
-    const llvm::json::Object *entry = value.getAsObject();
-    if (!entry)
-      return fail("entry '" + key.str() + "' is not an object");
-    std::optional<StringRef> dtype = entry->getString("dtype");
-    const llvm::json::Array *shape = entry->getArray("shape");
-    const llvm::json::Array *offsets = entry->getArray("data_offsets");
-    if (!dtype || !shape || !offsets || offsets->size() != 2)
-      return fail("entry '" + key.str() +
-                  "' lacks dtype, shape or two data_offsets");
-    ArchiveTensor tensor;
-    tensor.dtype = dtype->str();
-    for (const llvm::json::Value &d : *shape) {
-      std::optional<int64_t> extent = d.getAsInteger();
-      if (!extent || *extent < 0)
-        return fail("entry '" + key.str() + "' has a bad shape");
-      tensor.shape.push_back(*extent);
-    }
-    std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
-    std::optional<int64_t> end = (*offsets)[1].getAsInteger();
-    if (!begin || !end || *begin < 0 || *end < *begin ||
-        uint64_t(*end) > data.size())
-      return fail("entry '" + key.str() + "' has data offsets outside the " +
-                  Twine(data.size()) + " bytes of data");
-    tensor.data = data.slice(*begin, *end);
-    archive.tensors[key.str()] = std::move(tensor);
-  }
-  return archive;
+// Whether archive data of `dtype` (safetensors names) hold elements of
+// type `element`: the same width and kind; signless integers take signed
+// and unsigned data alike.
+bool holds(StringRef dtype, Type element) {
+  if (element.isF64())
+    return dtype == "F64";
+  if (element.isF32())
+    return dtype == "F32";
+  if (element.isF16())
+    return dtype == "F16";
+  if (element.isBF16())
+    return dtype == "BF16";
+  for (unsigned width : {64u, 32u, 16u, 8u})
+    if (element.isInteger(width))
+      return dtype == "I" + std::to_string(width) ||
+             dtype == "U" + std::to_string(width);
+  return false;
 }
 
 // The safetensors dtype that holds `element`, or "".
@@ -131,7 +75,7 @@ struct BindParametersPass
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<Archive> archive;
+    std::optional<ParameterArchive> archive;
     std::string archiveError;
     bool archiveRead = false;
     bool failedAny = false;
@@ -158,11 +102,16 @@ struct BindParametersPass
         }
         if (parametersFile.empty()) {
           report("no parameter archive was given (kiln-compile "
-                 "--parameters=FILE.safetensors)");
+                 "--parameters=FILE.safetensors or FILE.npz)");
           continue;
         }
         if (!archiveRead) {
-          archive = readArchive(parametersFile, archiveError);
+          llvm::Expected<ParameterArchive> read =
+              readParameterArchive(parametersFile);
+          if (read)
+            archive = std::move(*read);
+          else
+            archiveError = llvm::toString(read.takeError());
           archiveRead = true;
         }
         if (!archive) {
@@ -177,7 +126,7 @@ struct BindParametersPass
         }
         const ArchiveTensor &tensor = found->second;
         StringRef dtype = dtypeFor(type.getElementType());
-        if (dtype.empty() || tensor.dtype != dtype) {
+        if (dtype.empty() || !holds(tensor.dtype, type.getElementType())) {
           std::string typeText;
           llvm::raw_string_ostream os(typeText);
           os << type.getElementType();

@@ -48,22 +48,31 @@ def BindParametersPass : Pass<"kiln-bind-parameters", "::mlir::ModuleOp"> {
   let description = [{
     Weights outside the program text: a public function's argument carrying
     `{kiln.parameter = "name"}` stands for tensor `name` of the parameter
-    archive (`parameters-file`, a safetensors file: an 8-byte little-endian
+    archive (`parameters-file`): a safetensors file (an 8-byte little-endian
     header length, a JSON header naming each tensor's dtype, shape and byte
-    range, then the data). The argument is removed from the function and
-    its uses read a constant holding the archive's data, which the module
-    then carries as read-only data.
+    range, then the data) or a numpy .npz archive (a zip of NAME.npy
+    members, stored as np.savez writes them or deflated as
+    np.savez_compressed does, zip64 included; C-order little-endian
+    integer, float and bool arrays; told apart from safetensors by the zip
+    signature). The argument is removed from the function and its uses read
+    a constant holding the archive's data, which the module then carries as
+    read-only data. Signless integer arguments take signed and unsigned data
+    of their width.
 
     Errors, located at the argument: a parameter without an archive, a name
     the archive lacks, a dtype or shape other than the argument's, a dtype
-    the archive format has that Kiln does not (BOOL, F8 kinds), and an
-    archive that cannot be read or is malformed (its header, offsets
-    outside the data, sizes that do not match the shape).
+    the archive format has that Kiln does not (BOOL, F8 kinds, complex), and
+    an archive that cannot be read or is malformed (its header, offsets
+    outside the data, sizes that do not match the shape; for .npz: no zip
+    end record, a CRC-32 that does not match, data that do not inflate to
+    their recorded size, Fortran order, big-endian data, encrypted or
+    otherwise compressed members).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let options = [
     Option<"parametersFile", "parameters-file", "std::string", /*default=*/"",
-           "The safetensors archive that kiln.parameter arguments name">,
+           "The safetensors or .npz archive that kiln.parameter arguments "
+           "name">,
   ];
 }
 
