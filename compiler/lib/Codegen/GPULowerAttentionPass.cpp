@@ -508,7 +508,7 @@ struct GPULowerAttentionPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     auto strategy = func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName);
-    if (!strategy || strategy.getKind() != GPUKernelKind::Attention)
+    if (!strategy || strategy.getKind() != KernelKind::Attention)
       return;
     // The attribute's verifier saw that an intrinsic, query_rows and a
     // k_tile are there.

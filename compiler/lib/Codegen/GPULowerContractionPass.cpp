@@ -1110,7 +1110,7 @@ struct GPULowerContractionPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     auto strategy = func->getAttrOfType<GPUStrategyAttr>(kGPUStrategyAttrName);
-    if (!strategy || strategy.getKind() != GPUKernelKind::Contraction)
+    if (!strategy || strategy.getKind() != KernelKind::Contraction)
       return;
     FailureOr<ContractionConfig> config = readConfig(func, strategy);
     if (failed(config))

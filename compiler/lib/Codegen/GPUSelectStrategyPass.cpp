@@ -37,7 +37,7 @@ constexpr int64_t kSubgroupsPerWorkgroup = 4;
 constexpr int64_t kVectorBits = 128;
 
 struct GPUStrategy {
-  GPUKernelKind kind = GPUKernelKind::Single;
+  KernelKind kind = KernelKind::Single;
   SmallVector<int64_t> workgroupTile;
   int64_t workgroupCount = 1;
   int64_t workgroupSize = 1;
@@ -232,7 +232,7 @@ static bool selectContraction(Operation *root, Operation *producer,
     if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
         ((m % 64 == 0 && n % 64 == 0) || edges))
       continue;
-    strategy.kind = GPUKernelKind::Contraction;
+    strategy.kind = KernelKind::Contraction;
     strategy.intrinsic = intrinsic;
     strategy.layoutFragments = layout;
     strategy.reduction = GPUReduction::None;
@@ -319,7 +319,7 @@ static bool selectAttention(Operation *producer, StringRef chip,
     return false;
   if (attentionSharedBytes(chain->d, kAttentionBlock) > maxSharedBytes)
     return false;
-  strategy.kind = GPUKernelKind::Attention;
+  strategy.kind = KernelKind::Attention;
   strategy.workgroupTile.clear();
   strategy.queryRows = chain->m % (2 * kAttentionRows) == 0 ? 2 * kAttentionRows
                                                             : kAttentionRows;
@@ -360,8 +360,8 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
   if (!producer || !sizes)
     return strategy; // kind "single"
 
-  // Every kind classifyRootOp names is a GPUKernelKind.
-  strategy.kind = *symbolizeGPUKernelKind(classifyRootOp(root));
+  // Every kind classifyRootOp names is a KernelKind.
+  strategy.kind = *symbolizeKernelKind(classifyRootOp(root));
   auto tileable = cast<TilingInterface>(producer);
   SmallVector<utils::IteratorType> iterators =
       tileable.getLoopIteratorTypes();
@@ -381,7 +381,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     strategy.reduction = GPUReduction::Thread;
     std::optional<SmallVector<int64_t>> rootSizes =
         getStaticIterationSizes(root);
-    if (strategy.kind == GPUKernelKind::Reduction && rootSizes &&
+    if (strategy.kind == KernelKind::Reduction && rootSizes &&
         getInnermostReductionCombiner(rootLinalg)) {
       unsigned numParallel = rootLinalg.getNumParallelLoops();
       int64_t reduced = 1;
@@ -496,7 +496,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     bool indexAboveTwoLoops =
         producerLinalg && producerLinalg.getNumLoops() > 2 &&
         !producerLinalg.getBlock()->getOps<linalg::IndexOp>().empty();
-    if ((strategy.kind == GPUKernelKind::Elementwise ||
+    if ((strategy.kind == KernelKind::Elementwise ||
          isColumnReduction(producer)) &&
         bits >= 8 && bits <= 32 && !sizes->empty() && !indexAboveTwoLoops) {
       int64_t vector = kVectorBits / bits;
@@ -509,7 +509,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
     // tiles stay square and reuse their operands.
     int64_t budget = threads * strategy.threadTile;
     std::optional<int64_t> innermostCap;
-    if (strategy.kind == GPUKernelKind::Matmul) {
+    if (strategy.kind == KernelKind::Matmul) {
       int64_t side = 1;
       while (side * side < budget)
         side *= 2;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
 
 #include "HostRegisterTiles.h"
 
@@ -264,19 +265,17 @@ void HostVectorizePass::runOnOperation() {
   if (func.isExternal())
     return;
   MLIRContext *ctx = &getContext();
-  auto strategy = func->getAttrOfType<DictionaryAttr>(kHostStrategyAttrName);
-  auto widthAttr =
-      strategy ? strategy.getAs<IntegerAttr>("vector_width") : IntegerAttr();
-  if (!widthAttr || widthAttr.getInt() <= 0) {
+  auto strategy = func->getAttrOfType<HostStrategyAttr>(kHostStrategyAttrName);
+  if (!strategy || strategy.getVectorWidth() <= 0) {
     func.emitError() << "kernel '" << func.getSymName() << "' has no "
                      << kHostStrategyAttrName
                      << " with a positive 'vector_width'; run "
                         "kiln-host-select-strategy first";
     return signalPassFailure();
   }
-  int64_t vectorBits = widthAttr.getInt();
-  auto rootName = strategy.getAs<StringAttr>("root");
-  auto rootSizes = strategy.getAs<DenseI64ArrayAttr>("vector_sizes");
+  int64_t vectorBits = strategy.getVectorWidth();
+  StringRef rootName = strategy.getRoot();
+  ArrayRef<int64_t> rootSizes = strategy.getVectorSizes();
 
   stageNarrowOperands(func);
 
@@ -288,12 +287,11 @@ void HostVectorizePass::runOnOperation() {
       candidates.push_back(op);
   });
   for (linalg::LinalgOp op : candidates) {
-    bool isRoot = rootName && rootSizes &&
-                  op->getName().getStringRef() == rootName.getValue() &&
+    bool isRoot = !rootName.empty() && !rootSizes.empty() &&
+                  op->getName().getStringRef() == rootName &&
                   static_cast<int64_t>(op.getNumLoops()) == rootSizes.size();
-    SmallVector<int64_t> sizes = isRoot
-                                     ? llvm::to_vector(rootSizes.asArrayRef())
-                                     : getHostRegisterTile(op, vectorBits);
+    SmallVector<int64_t> sizes = isRoot ? llvm::to_vector(rootSizes)
+                                        : getHostRegisterTile(op, vectorBits);
     if (isRoot && linalg::isaContractionOpInterface(op)) {
       FailureOr<linalg::LinalgOp> blocked = blockReductionLoops(op);
       if (failed(blocked))

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
 
 #include "CodegenUtils.h"
 #include "HostRegisterTiles.h"
@@ -34,7 +35,7 @@ constexpr unsigned kMaxDistributedLoops = 3;
 constexpr int64_t kMinInnermostTile = 16;
 
 struct Strategy {
-  std::string kind;
+  KernelKind kind = KernelKind::Single;
   std::string root;
   SmallVector<int64_t> tileSizes;
   // Number of tiles per tiled loop, in loop order (only loops with a non-zero
@@ -47,13 +48,14 @@ struct Strategy {
 
 // The host tiles pooling like any convolution, and a root that is no
 // linalg op like elementwise code.
-static std::string getHostRootKind(Operation *root) {
-  StringRef kind = classifyRootOp(root);
-  if (kind == "pooling")
-    return "conv";
-  if (kind == "generic")
-    return "elementwise";
-  return kind.str();
+static KernelKind getHostRootKind(Operation *root) {
+  // Every kind classifyRootOp names is a KernelKind.
+  KernelKind kind = *symbolizeKernelKind(classifyRootOp(root));
+  if (kind == KernelKind::Pooling)
+    return KernelKind::Conv;
+  if (kind == KernelKind::Generic)
+    return KernelKind::Elementwise;
+  return kind;
 }
 
 // Iteration-space points of a loop nest of `sizes` (an empty loop counts
@@ -78,7 +80,7 @@ static int64_t pickTileSize(int64_t size, int64_t minTile) {
 static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
                                int64_t minWorkPerWorkgroup,
                                int64_t vectorWidth) {
-  Strategy single{"single", "", {}, {}};
+  Strategy single;
   if (func.getNumResults() != 1)
     return single;
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -104,7 +106,7 @@ static Strategy selectStrategy(func::FuncOp func, int64_t maxWorkgroups,
   // Convolutions have no register tiling (kiln-host-vectorize leaves them
   // scalar), so none is recorded.
   if (auto linalgRoot = dyn_cast<linalg::LinalgOp>(root);
-      linalgRoot && vectorWidth > 0 && strategy.kind != "conv")
+      linalgRoot && vectorWidth > 0 && strategy.kind != KernelKind::Conv)
     strategy.vectorSizes = getHostRegisterTile(linalgRoot, vectorWidth);
 
   int64_t wanted = std::clamp<int64_t>(work / std::max<int64_t>(
@@ -188,23 +190,15 @@ struct HostSelectStrategyPass
                               strategy.tileCounts.rend());
     grid.resize(3, 1);
 
-    Builder b(func.getContext());
-    SmallVector<NamedAttribute> entries;
-    entries.push_back(b.getNamedAttr("kind", b.getStringAttr(strategy.kind)));
-    if (!strategy.root.empty())
-      entries.push_back(
-          b.getNamedAttr("root", b.getStringAttr(strategy.root)));
-    entries.push_back(b.getNamedAttr(
-        "tile_sizes", b.getDenseI64ArrayAttr(strategy.tileSizes)));
-    entries.push_back(
-        b.getNamedAttr("workgroup_count", b.getDenseI64ArrayAttr(grid)));
-    if (vectorWidth > 0)
-      entries.push_back(b.getNamedAttr("vector_width",
-                                       b.getI64IntegerAttr(vectorWidth)));
-    if (!strategy.vectorSizes.empty())
-      entries.push_back(b.getNamedAttr(
-          "vector_sizes", b.getDenseI64ArrayAttr(strategy.vectorSizes)));
-    func->setAttr(kHostStrategyAttrName, b.getDictionaryAttr(entries));
+    auto attr = HostStrategyAttr::getChecked(
+        [&] { return func.emitError() << "invalid host strategy: "; },
+        func.getContext(), strategy.kind, StringRef(strategy.root),
+        ArrayRef<int64_t>(strategy.tileSizes), ArrayRef<int64_t>(grid),
+        int64_t(std::max<int64_t>(vectorWidth, 0)),
+        ArrayRef<int64_t>(strategy.vectorSizes));
+    if (!attr)
+      return signalPassFailure();
+    func->setAttr(kHostStrategyAttrName, attr);
   }
 };
 

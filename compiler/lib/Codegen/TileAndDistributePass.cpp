@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
 
 #include "CodegenUtils.h"
 
@@ -32,29 +33,22 @@ struct HostTileAndDistributePass
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    auto strategy = func->getAttrOfType<DictionaryAttr>(kHostStrategyAttrName);
+    auto strategy =
+        func->getAttrOfType<HostStrategyAttr>(kHostStrategyAttrName);
     if (!strategy) {
-      func.emitError() << "kernel '" << func.getSymName()
-                       << "' has no " << kHostStrategyAttrName
-                       << " attribute; run kiln-host-select-strategy first";
+      func.emitError() << "kernel '" << func.getSymName() << "' has no "
+                       << kHostStrategyAttrName
+                       << " (a #kiln.host_strategy); run "
+                          "kiln-host-select-strategy first";
       return signalPassFailure();
     }
-    auto tileSizesAttr = strategy.getAs<DenseI64ArrayAttr>("tile_sizes");
-    if (!tileSizesAttr) {
-      func.emitError() << kHostStrategyAttrName
-                       << " is missing 'tile_sizes'";
-      return signalPassFailure();
-    }
-    ArrayRef<int64_t> tileSizes = tileSizesAttr.asArrayRef();
+    ArrayRef<int64_t> tileSizes = strategy.getTileSizes();
     if (llvm::all_of(tileSizes, [](int64_t t) { return t == 0; }))
       return; // One workgroup computes everything.
 
     MLIRContext *ctx = &getContext();
+    // At most three (the attribute's verifier saw to it).
     unsigned numTiled = llvm::count_if(tileSizes, [](int64_t t) { return t; });
-    if (numTiled > 3) {
-      func.emitError() << "a host strategy tiles at most three loops";
-      return signalPassFailure();
-    }
     // The innermost tiled loop is mapped to x, the next to y, then z.
     static const gpu::MappingId kIds[] = {gpu::MappingId::DimZ,
                                           gpu::MappingId::DimY,

@@ -6,8 +6,8 @@
 // matmul is computed in 4x8 register tiles of accumulators (two 128-bit
 // registers per row), one K step at a time.
 // CHECK-LABEL: func.func @matmul_bias_relu
-// CHECK-SAME: kiln.host_strategy = {kind = "matmul", root = "linalg.matmul",
-// CHECK-SAME: tile_sizes = array<i64: 16, 32>, vector_sizes = array<i64: 4, 8, 1>, vector_width = 128 : i64, workgroup_count = array<i64: 16, 16, 1>}
+// CHECK-SAME: kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul",
+// CHECK-SAME: tile_sizes = [16, 32], workgroup_count = [16, 16, 1], vector_width = 128, vector_sizes = [4, 8, 1]>
 func.func @matmul_bias_relu(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x512xf32>
@@ -28,7 +28,7 @@ func.func @matmul_bias_relu(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>, %b
 // A reduction along the innermost loop: only the parallel loop is split
 // (tile size 0 for the reduction), so no two workgroups write one element.
 // CHECK-LABEL: func.func @row_sum
-// CHECK-SAME: kind = "reduction", root = "linalg.reduce", tile_sizes = array<i64: 4, 0>, vector_sizes = array<i64: 1, 4>, vector_width = 128 : i64, workgroup_count = array<i64: 256, 1, 1>
+// CHECK-SAME: #kiln.host_strategy<kind = reduction, root = "linalg.reduce", tile_sizes = [4, 0], workgroup_count = [256, 1, 1], vector_width = 128, vector_sizes = [1, 4]>
 func.func @row_sum(%a: tensor<1024x1024xf32>) -> tensor<1024xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1024xf32>
@@ -47,7 +47,7 @@ func.func @row_sum(%a: tensor<1024x1024xf32>) -> tensor<1024xf32> {
 // rows/columns; never the filter window or input channels. They are not
 // vectorized, so no register tile is recorded.
 // CHECK-LABEL: func.func @conv
-// CHECK-SAME: kind = "conv", root = "linalg.conv_2d_nhwc_hwcf", tile_sizes = array<i64: 2, 2, 4, 0, 0, 0, 0>, vector_width = 128 : i64, workgroup_count = array<i64: 8, 16, 2>
+// CHECK-SAME: #kiln.host_strategy<kind = conv, root = "linalg.conv_2d_nhwc_hwcf", tile_sizes = [2, 2, 4, 0, 0, 0, 0], workgroup_count = [8, 16, 2], vector_width = 128>
 func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<4x32x32x32xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x32x32x32xf32>
@@ -61,7 +61,7 @@ func.func @conv(%in: tensor<4x34x34x16xf32>, %w: tensor<3x3x16x32xf32>) -> tenso
 
 // Tiny elementwise work stays in one workgroup.
 // CHECK-LABEL: func.func @tiny_add
-// CHECK-SAME: kind = "elementwise", root = "linalg.add", tile_sizes = array<i64>, vector_sizes = array<i64: 1, 4>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>
+// CHECK-SAME: #kiln.host_strategy<kind = elementwise, root = "linalg.add", workgroup_count = [1, 1, 1], vector_width = 128, vector_sizes = [1, 4]>
 func.func @tiny_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %e = tensor.empty() : tensor<4x8xf32>
   %r = linalg.add ins(%a, %b : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -73,7 +73,7 @@ func.func @tiny_add(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8xf32>
 // Kernels with several results, results that are arguments, or results of
 // ops without a tiling interface run as one workgroup.
 // CHECK-LABEL: func.func @two_results
-// CHECK-SAME: kind = "single", tile_sizes = array<i64>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>
+// CHECK-SAME: #kiln.host_strategy<kind = single, workgroup_count = [1, 1, 1], vector_width = 128>
 func.func @two_results(%a: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
   %e = tensor.empty() : tensor<1024x1024xf32>
   %r = linalg.add ins(%a, %a : tensor<1024x1024xf32>, tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
@@ -81,13 +81,13 @@ func.func @two_results(%a: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, ten
 }
 
 // CHECK-LABEL: func.func @copy
-// CHECK-SAME: kind = "single"
+// CHECK-SAME: <kind = single
 func.func @copy(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   return %a : tensor<1024x1024xf32>
 }
 
 // CHECK-LABEL: func.func @concat
-// CHECK-SAME: kind = "single"
+// CHECK-SAME: <kind = single
 func.func @concat(%a: tensor<512x1024xf32>, %b: tensor<512x1024xf32>) -> tensor<1024x1024xf32> {
   %r = tensor.concat dim(0) %a, %b : (tensor<512x1024xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
   return %r : tensor<1024x1024xf32>
@@ -99,8 +99,8 @@ func.func @concat(%a: tensor<512x1024xf32>, %b: tensor<512x1024xf32>) -> tensor<
 // over the root reduction's whole loop space, so the reduced loop is not
 // split either; each workgroup owns whole rows.
 // CHECK-LABEL: func.func @row_fused_normalize
-// CHECK-SAME: kind = "reduction"
-// CHECK-SAME: tile_sizes = array<i64: {{[0-9]+}}, 0>
+// CHECK-SAME: <kind = reduction
+// CHECK-SAME: tile_sizes = [{{[0-9]+}}, 0]
 func.func @row_fused_normalize(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<512xf32>

@@ -17,7 +17,7 @@
 // CHECK-NOT: linalg.matmul
 // CHECK: return %[[R]]
 func.func @matmul_bias_relu(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %bias: tensor<48xf32>) -> tensor<64x48xf32>
-    attributes {kiln.host_strategy = {kind = "matmul", tile_sizes = array<i64: 8, 12>, workgroup_count = array<i64: 4, 8, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, tile_sizes = [8, 12], workgroup_count = [4, 8, 1]>} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x48xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
@@ -40,7 +40,7 @@ func.func @matmul_bias_relu(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>, %bias:
 // CHECK:   linalg.reduce ins(%{{.+}} : tensor<4x1024xf32>)
 // CHECK: } {mapping = [#gpu.block<x>]}
 func.func @rows(%a: tensor<1024x1024xf32>) -> tensor<1024xf32>
-    attributes {kiln.host_strategy = {kind = "reduction", tile_sizes = array<i64: 4, 0>, workgroup_count = array<i64: 256, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = reduction, tile_sizes = [4, 0], workgroup_count = [256, 1, 1]>} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1024xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1024xf32>) -> tensor<1024xf32>
@@ -59,7 +59,7 @@ func.func @rows(%a: tensor<1024x1024xf32>) -> tensor<1024xf32>
 // CHECK-NOT: scf.forall
 // CHECK: linalg.add
 func.func @single(%a: tensor<4xf32>) -> tensor<4xf32>
-    attributes {kiln.host_strategy = {kind = "elementwise", tile_sizes = array<i64>, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, workgroup_count = [1, 1, 1]>} {
   %e = tensor.empty() : tensor<4xf32>
   %r = linalg.add ins(%a, %a : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
@@ -67,7 +67,7 @@ func.func @single(%a: tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// expected-error @+1 {{kernel 'no_strategy' has no kiln.host_strategy attribute; run kiln-host-select-strategy first}}
+// expected-error @+1 {{kernel 'no_strategy' has no kiln.host_strategy (a #kiln.host_strategy); run kiln-host-select-strategy first}}
 func.func @no_strategy(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
@@ -76,7 +76,7 @@ func.func @no_strategy(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // expected-error @+1 {{the strategy's tile sizes do not match the op producing the kernel result}}
 func.func @mismatch(%a: tensor<4xf32>) -> tensor<4xf32>
-    attributes {kiln.host_strategy = {kind = "elementwise", tile_sizes = array<i64: 2, 2>, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, tile_sizes = [2, 2], workgroup_count = [1, 1, 1]>} {
   %e = tensor.empty() : tensor<4xf32>
   %r = linalg.add ins(%a, %a : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>

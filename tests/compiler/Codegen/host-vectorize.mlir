@@ -25,7 +25,7 @@
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul(%a: memref<16x64xf32>, %b: memref<64x16xf32>, %c: memref<16x16xf32>)
-    attributes {kiln.host_strategy = {kind = "matmul", root = "linalg.matmul", tile_sizes = array<i64>, vector_sizes = array<i64: 4, 8, 1>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul", workgroup_count = [1, 1, 1], vector_width = 128, vector_sizes = [4, 8, 1]>} {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<16x16xf32>)
   linalg.matmul ins(%a, %b : memref<16x64xf32>, memref<64x16xf32>) outs(%c : memref<16x16xf32>)
@@ -51,7 +51,7 @@ func.func @matmul(%a: memref<16x64xf32>, %b: memref<64x16xf32>, %c: memref<16x16
 // CHECK-NOT: linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @partial(%a: memref<3x37xf32>, %b: memref<3x37xf32>)
-    attributes {kiln.host_strategy = {kind = "elementwise", tile_sizes = array<i64>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, workgroup_count = [1, 1, 1], vector_width = 128>} {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%a : memref<3x37xf32>) outs(%b : memref<3x37xf32>) {
   ^bb0(%x: f32, %o: f32):
@@ -75,7 +75,7 @@ func.func @partial(%a: memref<3x37xf32>, %b: memref<3x37xf32>)
 // CHECK:   linalg.generic
 // CHECK:     arith.addf {{.+}} : f32
 func.func @dynamic(%a: memref<64xf32>, %b: memref<64xf32>, %n: index)
-    attributes {kiln.host_strategy = {kind = "elementwise", tile_sizes = array<i64>, vector_width = 256 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, workgroup_count = [1, 1, 1], vector_width = 256>} {
   %sa = memref.subview %a[0] [%n] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
   %sb = memref.subview %b[0] [%n] [1] : memref<64xf32> to memref<?xf32, strided<[1]>>
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -99,7 +99,7 @@ func.func @dynamic(%a: memref<64xf32>, %b: memref<64xf32>, %n: index)
 // CHECK:     %[[R:.+]] = vector.multi_reduction <add>, %[[V]], %[[A]] [1] : vector<1x4xf32> to vector<1xf32>
 // CHECK:     vector.transfer_write %[[R]]
 func.func @row_sum(%a: memref<4x100xf32>, %r: memref<4xf32>)
-    attributes {kiln.host_strategy = {kind = "reduction", root = "linalg.reduce", tile_sizes = array<i64>, vector_sizes = array<i64: 1, 4>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = reduction, root = "linalg.reduce", workgroup_count = [1, 1, 1], vector_width = 128, vector_sizes = [1, 4]>} {
   linalg.reduce ins(%a : memref<4x100xf32>) outs(%r : memref<4xf32>) dimensions = [1]
     (%x: f32, %acc: f32) {
       %s = arith.addf %x, %acc : f32
@@ -124,7 +124,7 @@ func.func @row_sum(%a: memref<4x100xf32>, %r: memref<4xf32>)
 // CHECK-NOT: vector.
 // CHECK: linalg.copy
 func.func @not_vectorized(%a: memref<64xf16>, %b: memref<64xf16>, %p: memref<64xi1>, %q: memref<64xi1>)
-    attributes {kiln.host_strategy = {kind = "elementwise", tile_sizes = array<i64>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, workgroup_count = [1, 1, 1], vector_width = 128>} {
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
       ins(%a : memref<64xf16>) outs(%b : memref<64xf16>) {
   ^bb0(%x: f16, %o: f16):
@@ -159,7 +159,7 @@ func.func @no_strategy(%a: memref<4xf32>, %b: memref<4xf32>) {
 // CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
 // CHECK-NOT: linalg.matmul
 func.func @narrow_matmul(%a: memref<32x64xf16>, %b: memref<64x32xf16>, %c: memref<32x32xf32>)
-    attributes {kiln.host_strategy = {kind = "matmul", root = "linalg.matmul", tile_sizes = array<i64: 32, 32, 0>, vector_sizes = array<i64: 4, 8, 1>, vector_width = 128 : i64, workgroup_count = array<i64: 1, 1, 1>}} {
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul", tile_sizes = [32, 32, 0], workgroup_count = [1, 1, 1], vector_width = 128, vector_sizes = [4, 8, 1]>} {
   linalg.matmul ins(%a, %b : memref<32x64xf16>, memref<64x32xf16>) outs(%c : memref<32x32xf32>)
   return
 }

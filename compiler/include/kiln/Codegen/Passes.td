@@ -20,13 +20,15 @@ def HostSelectStrategyPass
     convolution or reduction, else the op producing the result) and the op to
     tile (the op producing the kernel's single result) and computes, from the
     op kind and the iteration-space shape, how that op's parallel loops are
-    split into workgroups. The choice is attached as data so that later passes
-    and lit tests see it:
+    split into workgroups. The choice is attached as a typed, verified
+    attribute (#kiln.host_strategy, KilnAttrs.td) so that later passes and
+    lit tests see it:
 
     ```mlir
-    func.func @k(...) attributes {kiln.host_strategy = {
-        kind = "matmul", tile_sizes = array<i64: 16, 16>,
-        workgroup_count = array<i64: 1, 4, 1>}}
+    func.func @k(...) attributes {kiln.host_strategy = #kiln.host_strategy<
+        kind = matmul, root = "linalg.matmul", tile_sizes = [16, 16, 0],
+        workgroup_count = [1, 4, 1], vector_width = 512,
+        vector_sizes = [4, 16, 1]>}
     ```
 
     It also records the register tiling that kiln-host-vectorize applies
@@ -41,7 +43,8 @@ def HostSelectStrategyPass
     with several results, no tileable producer, or tiny iteration spaces get
     kind "single" and a 1x1x1 grid.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::kiln::KilnDialect"];
   let options = [
     Option<"maxWorkgroups", "max-workgroups", "int64_t", /*default=*/"256",
            "Upper bound on the number of workgroups of one kernel">,

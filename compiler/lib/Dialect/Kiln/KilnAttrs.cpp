@@ -1,5 +1,5 @@
 //===- KilnAttrs.cpp - Kiln dialect attributes ----------------------------===//
-// The GPU strategy attribute's parameter syntax and its verifier.
+// The strategy attributes' parameter syntax and their verifiers.
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 
@@ -49,7 +49,7 @@ mlir::kiln::parseMatrixIntrinsic(AsmParser &parser) {
 // their ranges. Whether a tiling fits the kernel's op and the chip is for
 // the passes that lower it to say.
 LogicalResult GPUStrategyAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, GPUKernelKind kind,
+    function_ref<InFlightDiagnostic()> emitError, KernelKind kind,
     int64_t workgroupSize, int64_t subgroupSize,
     ArrayRef<int64_t> workgroupTile, int64_t workgroupCount, int64_t threadTile,
     GPUReduction reduction, int64_t reductionVector,
@@ -79,8 +79,8 @@ LogicalResult GPUStrategyAttr::verify(
       return emitError() << name << " must be two positive sizes (M, N)";
   }
 
-  bool contraction = kind == GPUKernelKind::Contraction;
-  bool attention = kind == GPUKernelKind::Attention;
+  bool contraction = kind == KernelKind::Contraction;
+  bool attention = kind == KernelKind::Attention;
   if (contraction) {
     bool matrix = intrinsic && !subgroupGrid.empty() && simtTile.empty();
     bool simt = !intrinsic && subgroupGrid.empty() && !simtTile.empty();
@@ -106,5 +106,39 @@ LogicalResult GPUStrategyAttr::verify(
   if ((queryRows != 0 || qInShared) && !attention)
     return emitError()
            << "query_rows and q_in_shared belong to attention strategies";
+  return success();
+}
+
+LogicalResult
+HostStrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         KernelKind kind, StringRef root,
+                         ArrayRef<int64_t> tileSizes,
+                         ArrayRef<int64_t> workgroupCount, int64_t vectorWidth,
+                         ArrayRef<int64_t> vectorSizes) {
+  switch (kind) {
+  case KernelKind::Single:
+  case KernelKind::Elementwise:
+  case KernelKind::Reduction:
+  case KernelKind::Matmul:
+  case KernelKind::Conv:
+    break;
+  default:
+    return emitError() << "a host strategy's kind is single, elementwise, "
+                          "reduction, matmul or conv, not "
+                       << stringifyKernelKind(kind);
+  }
+  if (llvm::any_of(tileSizes, [](int64_t t) { return t < 0; }))
+    return emitError() << "tile_sizes must not be negative";
+  if (llvm::count_if(tileSizes, [](int64_t t) { return t > 0; }) > 3)
+    return emitError() << "a host strategy tiles at most three loops";
+  if (workgroupCount.size() != 3 ||
+      llvm::any_of(workgroupCount, [](int64_t c) { return c < 1; }))
+    return emitError() << "workgroup_count must be three positive sizes";
+  if (vectorWidth < 0)
+    return emitError() << "vector_width must not be negative";
+  if (llvm::any_of(vectorSizes, [](int64_t s) { return s < 1; }))
+    return emitError() << "vector_sizes must be positive";
+  if (!vectorSizes.empty() && root.empty())
+    return emitError() << "vector_sizes need the root op they tile";
   return success();
 }

@@ -100,16 +100,17 @@ def Kiln_ChannelAttr : Kiln_Attr<"Channel", "channel"> {
 }
 
 //===----------------------------------------------------------------------===//
-// GPU strategy
+// Code generation strategies
 //===----------------------------------------------------------------------===//
 
-// What a GPU kernel's root op computes, as kiln-gpu-select-strategy tells
-// kernels apart; "contraction" and "attention" are the kernels whose
+// What a kernel's root op computes, as the strategy passes tell kernels
+// apart; on GPUs "contraction" and "attention" are the kernels whose
 // strategy is a whole recipe (kiln-gpu-lower-contraction,
 // kiln-gpu-lower-attention), the others are tiled and spread over threads
-// by the generic passes.
-def Kiln_GPUKernelKind : I32EnumAttr<"GPUKernelKind",
-    "what a GPU kernel's root op computes", [
+// by the generic passes. The host tells single, elementwise, reduction,
+// matmul and conv kernels apart.
+def Kiln_KernelKind : I32EnumAttr<"KernelKind",
+    "what a kernel's root op computes", [
     I32EnumAttrCase<"Single", 0, "single">,
     I32EnumAttrCase<"Elementwise", 1, "elementwise">,
     I32EnumAttrCase<"Reduction", 2, "reduction">,
@@ -236,7 +237,7 @@ def Kiln_GPUStrategyAttr : Kiln_Attr<"GPUStrategy", "gpu_strategy"> {
     ```
   }];
   let parameters = (ins
-      EnumParameter<Kiln_GPUKernelKind>:$kind,
+      EnumParameter<Kiln_KernelKind>:$kind,
       "int64_t":$workgroup_size,
       "int64_t":$subgroup_size,
       Kiln_SizeListParameter:$workgroup_tile,
@@ -262,6 +263,40 @@ def Kiln_GPUStrategyAttr : Kiln_Attr<"GPUStrategy", "gpu_strategy"> {
              getReduction() == GPUReduction::Subgroup;
     }
   }];
+}
+
+def Kiln_HostStrategyAttr : Kiln_Attr<"HostStrategy", "host_strategy"> {
+  let summary = "How one host kernel is split into workgroups and vectorized";
+  let description = [{
+    The lowering configuration kiln-host-select-strategy chooses for a
+    kernel of a host executable (as `kiln.host_strategy`), which
+    kiln-host-tile-and-distribute and kiln-host-vectorize read:
+
+    - `tile_sizes`: per loop of the op that produces the kernel's result,
+      the tile one workgroup computes (0: the loop is not split; empty: one
+      workgroup does everything); at most three loops are split.
+    - `workgroup_count`: the grid (x, y, z), the innermost tiled loop along
+      x.
+    - `vector_width`: the SIMD register bits of the target CPU (0:
+      vectorization off).
+    - `root`, `vector_sizes`: the register tile of the root op (the op of
+      that name and loop count after bufferization), one size per loop.
+
+    ```mlir
+    #kiln.host_strategy<kind = matmul, root = "linalg.matmul",
+        tile_sizes = [32, 64, 0], workgroup_count = [4, 8, 1],
+        vector_width = 512, vector_sizes = [4, 16, 1]>
+    ```
+  }];
+  let parameters = (ins
+      EnumParameter<Kiln_KernelKind>:$kind,
+      StringRefParameter<"the root op's name", "\"\"">:$root,
+      Kiln_SizeListParameter:$tile_sizes,
+      Kiln_SizeListParameter:$workgroup_count,
+      DefaultValuedParameter<"int64_t", "0">:$vector_width,
+      Kiln_SizeListParameter:$vector_sizes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // KILN_DIALECT_KILN_ATTRS

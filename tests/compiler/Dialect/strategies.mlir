@@ -64,3 +64,17 @@ func.func @mfma() attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = cont
 func.func @wmma() attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 128, subgroup_size = 32, workgroup_tile = [64, 64, 0], intrinsic = wmma_gfx12_f32_16x16x16_bf16, subgroup_grid = [2, 2], k_tile = 32>} {
   return
 }
+
+// -----
+
+// #kiln.host_strategy round-trips too.
+// CHECK-LABEL: func.func @host
+// CHECK-SAME: kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul", tile_sizes = [16, 32, 0], workgroup_count = [16, 16, 1], vector_width = 512, vector_sizes = [8, 32, 1]>
+func.func @host() attributes {kiln.host_strategy = #kiln.host_strategy<workgroup_count = [16, 16, 1], kind = matmul, root = "linalg.matmul", tile_sizes = [16, 32, 0], vector_width = 512, vector_sizes = [8, 32, 1]>} {
+  return
+}
+// CHECK-LABEL: func.func @host_single
+// CHECK-SAME: #kiln.host_strategy<kind = single, workgroup_count = [1, 1, 1]>
+func.func @host_single() attributes {kiln.host_strategy = #kiln.host_strategy<kind = single, root = "", workgroup_count = [1, 1, 1], vector_width = 0>} {
+  return
+}

@@ -83,3 +83,31 @@ func.func @simt_layout() attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind
 func.func @rows_outside_attention() attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = reduction, workgroup_size = 128, subgroup_size = 32, query_rows = 64>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{a host strategy's kind is single, elementwise, reduction, matmul or conv, not attention}}
+func.func @host_attention() attributes {kiln.host_strategy = #kiln.host_strategy<kind = attention, workgroup_count = [1, 1, 1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a host strategy tiles at most three loops}}
+func.func @host_four_loops() attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, tile_sizes = [1, 2, 3, 4], workgroup_count = [1, 1, 1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{workgroup_count must be three positive sizes}}
+func.func @host_grid() attributes {kiln.host_strategy = #kiln.host_strategy<kind = elementwise, workgroup_count = [4, 1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{vector_sizes need the root op they tile}}
+func.func @host_rootless() attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, workgroup_count = [1, 1, 1], vector_width = 128, vector_sizes = [4, 8, 1]>} {
+  return
+}
