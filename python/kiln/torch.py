@@ -85,6 +85,10 @@ def _float_literal(value, element):
     return str(int(value))
 
 
+# nn.Conv2d padding modes: zeros (tensor.pad), or the border's values
+# gathered (pad_spatial_mode).
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
 _SAFETENSORS_DTYPE = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64",
                       "i64": "I64", "i32": "I32", "i16": "I16", "i8": "I8"}
 
@@ -316,12 +320,13 @@ class _Emitter:
         if isinstance(module, nn.Flatten):
             return self.reshape(node, x)
         if isinstance(module, nn.Conv2d):
-            if not isinstance(module.padding, tuple) or module.padding_mode != "zeros":
+            if (not isinstance(module.padding, tuple)
+                    or module.padding_mode not in PADDING_MODES):
                 self.unsupported(node, f"module Conv2d ({node.target}) with padding "
                                  f"{module.padding!r}, padding_mode {module.padding_mode!r}")
             return self.conv2d(node, x, module.weight, module.bias, module.stride,
                                module.padding, module.dilation, node.target,
-                               module.groups)
+                               module.groups, module.padding_mode)
         if isinstance(module, (nn.MaxPool2d, nn.AvgPool2d)):
             return self.pool2d(node, x, module, isinstance(module, nn.MaxPool2d))
         if isinstance(module, nn.AdaptiveAvgPool2d):
@@ -878,11 +883,67 @@ masked), written as the
                   f"{_ttype(shape, element)}) -> {_ttype(shape, element)}")
         return init
 
-    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path, groups=1):
+    def pad_spatial_mode(self, node, ssa, shape, element, pads, mode):
+        """Pads dims 2 and 3 of an NCHW tensor by pads = (ph, pw) with the
+        border's values (mode "reflect", "replicate" or "circular", as
+        torch's Conv2d padding_mode): a gather whose source row and column
+        are the padded position folded back into the tensor."""
+        ph, pw = pads
+        if ph == 0 and pw == 0:
+            return ssa, shape
+        n, c, h, w = shape
+        if mode == "reflect" and (ph >= h or pw >= w):
+            self.unsupported(node, f"reflect padding {pads} of a {h}x{w} image "
+                             "(torch needs the padding below the size)")
+        if mode == "circular" and (ph > h or pw > w):
+            self.unsupported(node, f"circular padding {pads} of a {h}x{w} image "
+                             "(torch needs the padding at most the size)")
+        out_shape = (n, c, h + 2 * ph, w + 2 * pw)
+
+        def fold(position, pad, size, tag):
+            # t = position - pad, then into [0, size).
+            lines = [f"%p{tag} = linalg.index {position} : index",
+                     f"%pad{tag} = arith.constant {pad} : index",
+                     f"%t{tag} = arith.subi %p{tag}, %pad{tag} : index",
+                     f"%zero{tag} = arith.constant 0 : index",
+                     f"%last{tag} = arith.constant {size - 1} : index",
+                     f"%low{tag} = arith.cmpi slt, %t{tag}, %zero{tag} : index",
+                     f"%high{tag} = arith.cmpi sgt, %t{tag}, %last{tag} : index"]
+            if mode == "replicate":
+                lines += [f"%a{tag} = arith.select %low{tag}, %zero{tag}, %t{tag} : index",
+                          f"%s{tag} = arith.select %high{tag}, %last{tag}, %a{tag} : index"]
+            elif mode == "reflect":
+                lines += [f"%neg{tag} = arith.subi %zero{tag}, %t{tag} : index",
+                          f"%twice{tag} = arith.constant {2 * (size - 1)} : index",
+                          f"%back{tag} = arith.subi %twice{tag}, %t{tag} : index",
+                          f"%a{tag} = arith.select %low{tag}, %neg{tag}, %t{tag} : index",
+                          f"%s{tag} = arith.select %high{tag}, %back{tag}, %a{tag} : index"]
+            else:  # circular
+                lines += [f"%size{tag} = arith.constant {size} : index",
+                          f"%up{tag} = arith.addi %t{tag}, %size{tag} : index",
+                          f"%down{tag} = arith.subi %t{tag}, %size{tag} : index",
+                          f"%a{tag} = arith.select %low{tag}, %up{tag}, %t{tag} : index",
+                          f"%s{tag} = arith.select %high{tag}, %down{tag}, %a{tag} : index"]
+            return lines
+
+        def body(a, o):
+            return (["%n = linalg.index 0 : index", "%c = linalg.index 1 : index"]
+                    + fold(2, ph, h, "h") + fold(3, pw, w, "w")
+                    + [f"%r = tensor.extract {ssa}[%n, %c, %sh, %sw] : {_ttype(shape, element)}",
+                       "%r"])
+
+        return self.generic([], out_shape, element, body), out_shape
+
+    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path, groups=1,
+               padding_mode="zeros"):
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         ssa, shape, _ = self.value(node, x)
-        padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, 0.0)
+        if padding_mode == "zeros":
+            padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, 0.0)
+        else:
+            padded, padded_shape = self.pad_spatial_mode(node, ssa, shape, element,
+                                                         padding, padding_mode)
         wv = self.tensor_value(f"{path}.weight", weight)      # (F, C/groups, KH, KW)
         attrs = (f"{{dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>, "
                  f"strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}}")

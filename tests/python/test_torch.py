@@ -267,6 +267,18 @@ class TorchTest(unittest.TestCase):
             torch.nn.Conv2d(12, 12, 3, stride=2, groups=12, bias=False))  # depthwise
         self.check(grouped, (torch.randn(2, 8, 9, 9),), atol=2e-5)
 
+    def test_conv2d_padding_modes(self):
+        # reflect, replicate and circular padding gather the border's values.
+        torch.manual_seed(12)
+        for mode in ("reflect", "replicate", "circular"):
+            with self.subTest(mode=mode):
+                model = torch.nn.Sequential(
+                    torch.nn.Conv2d(3, 4, 3, padding=(2, 1), padding_mode=mode),
+                    torch.nn.ReLU(),
+                    torch.nn.Conv2d(4, 2, 3, padding=1, padding_mode=mode,
+                                    groups=2))
+                self.check(model, (torch.randn(2, 3, 6, 5),), atol=2e-5)
+
     def test_strided_slicing(self):
         class Slices(torch.nn.Module):
             def forward(self, x):
@@ -329,12 +341,11 @@ class TorchTest(unittest.TestCase):
         self.check(Embed(), (tokens, torch.randn(2, 5, 4)), atol=2e-5)
 
     def test_unsupported_op_names_op_and_line(self):
-        circular = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, padding=1,
-                                                       padding_mode="circular"))
+        same = torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3, padding="same"))
         with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
-            kiln.torch.export(circular, (torch.randn(1, 4, 8, 8),))
+            kiln.torch.export(same, (torch.randn(1, 4, 8, 8),))
         self.assertIn("Conv2d", str(caught.exception))
-        self.assertIn("padding_mode 'circular'", str(caught.exception))
+        self.assertIn("padding 'same'", str(caught.exception))
 
         class Cumsum(torch.nn.Module):
             def forward(self, x):
