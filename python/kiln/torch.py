@@ -89,6 +89,11 @@ def _float_literal(value, element):
 # gathered (pad_spatial_mode).
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
+
+def _pad_pairs(pads):
+    """((top, bottom), (left, right)) of (ph, pw) or of the pairs themselves."""
+    return tuple(p if isinstance(p, tuple) else (p, p) for p in pads)
+
 _SAFETENSORS_DTYPE = {"f32": "F32", "f16": "F16", "bf16": "BF16", "f64": "F64",
                       "i64": "I64", "i32": "I32", "i16": "I16", "i8": "I8"}
 
@@ -320,12 +325,20 @@ class _Emitter:
         if isinstance(module, nn.Flatten):
             return self.reshape(node, x)
         if isinstance(module, nn.Conv2d):
-            if (not isinstance(module.padding, tuple)
+            padding = module.padding
+            if padding == "valid":
+                padding = (0, 0)
+            elif padding == "same":
+                # torch's split: the odd extra element goes after (bottom,
+                # right); "same" requires stride 1.
+                padding = tuple(((d * (k - 1)) // 2, d * (k - 1) - (d * (k - 1)) // 2)
+                                for d, k in zip(module.dilation, module.kernel_size))
+            if (not isinstance(padding, tuple)
                     or module.padding_mode not in PADDING_MODES):
                 self.unsupported(node, f"module Conv2d ({node.target}) with padding "
                                  f"{module.padding!r}, padding_mode {module.padding_mode!r}")
             return self.conv2d(node, x, module.weight, module.bias, module.stride,
-                               module.padding, module.dilation, node.target,
+                               padding, module.dilation, node.target,
                                module.groups, module.padding_mode)
         if isinstance(module, (nn.MaxPool2d, nn.AvgPool2d)):
             return self.pool2d(node, x, module, isinstance(module, nn.MaxPool2d))
@@ -861,13 +874,15 @@ masked), written as the
         self.set(node, name, out_shape, element)
 
     def pad_spatial(self, ssa, shape, element, pads, value):
-        """Pads dims 2 and 3 of an NCHW tensor by pads = (ph, pw)."""
-        ph, pw = pads
-        if ph == 0 and pw == 0:
+        """Pads dims 2 and 3 of an NCHW tensor by pads = (ph, pw) on both
+        sides, or ((top, bottom), (left, right))."""
+        (top, bottom), (left, right) = _pad_pairs(pads)
+        if top == bottom == left == right == 0:
             return ssa, shape
-        out_shape = (shape[0], shape[1], shape[2] + 2 * ph, shape[3] + 2 * pw)
+        out_shape = (shape[0], shape[1], shape[2] + top + bottom, shape[3] + left + right)
         name = self.fresh()
-        self.emit(f"{name} = tensor.pad {ssa} low[0, 0, {ph}, {pw}] high[0, 0, {ph}, {pw}] {{")
+        self.emit(f"{name} = tensor.pad {ssa} low[0, 0, {top}, {left}] "
+                  f"high[0, 0, {bottom}, {right}] {{")
         self.emit(f"^bb0(%i0: index, %i1: index, %i2: index, %i3: index):")
         pv = self.fresh()
         self.emit(f"  {pv} = arith.constant {_float_literal(value, element)} : {element}")
@@ -888,17 +903,18 @@ masked), written as the
         border's values (mode "reflect", "replicate" or "circular", as
         torch's Conv2d padding_mode): a gather whose source row and column
         are the padded position folded back into the tensor."""
-        ph, pw = pads
-        if ph == 0 and pw == 0:
+        (top, bottom), (left, right) = _pad_pairs(pads)
+        if top == bottom == left == right == 0:
             return ssa, shape
         n, c, h, w = shape
+        ph, pw = max(top, bottom), max(left, right)
         if mode == "reflect" and (ph >= h or pw >= w):
             self.unsupported(node, f"reflect padding {pads} of a {h}x{w} image "
                              "(torch needs the padding below the size)")
         if mode == "circular" and (ph > h or pw > w):
             self.unsupported(node, f"circular padding {pads} of a {h}x{w} image "
                              "(torch needs the padding at most the size)")
-        out_shape = (n, c, h + 2 * ph, w + 2 * pw)
+        out_shape = (n, c, h + top + bottom, w + left + right)
 
         def fold(position, pad, size, tag):
             # t = position - pad, then into [0, size).
@@ -928,7 +944,7 @@ masked), written as the
 
         def body(a, o):
             return (["%n = linalg.index 0 : index", "%c = linalg.index 1 : index"]
-                    + fold(2, ph, h, "h") + fold(3, pw, w, "w")
+                    + fold(2, top, h, "h") + fold(3, left, w, "w")
                     + [f"%r = tensor.extract {ssa}[%n, %c, %sh, %sw] : {_ttype(shape, element)}",
                        "%r"])
 
