@@ -32,6 +32,8 @@ MODELS = {
     # torch 2's scaled_dot_product_attention on the GPU machine (packed on
     # torch 1.13 through test_torch's stand-in).
     "sdpa": ([(2, 64, 32)], "test_torch.SdpaAttention"),
+    # ... with a float attn_mask (a sliding window, a model buffer).
+    "sdpa_masked": ([(2, 64, 32)], "test_torch.WindowedSdpa"),
     # f16 convolutions (im2col + matmul on mma.sync in Kiln; cuDNN in torch).
     "conv_f16": ([(8, 16, 32, 32)],
                  "lambda: torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3, padding=1), "

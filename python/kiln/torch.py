@@ -574,17 +574,20 @@ class _Emitter:
 
     def attention(self, node, options):
         """scaled_dot_product_attention(q [..., L, D], k [..., S, D],
-        v [..., S, D]) without mask or dropout (is_causal: keys after the query
-masked), written as the
-        chain Kiln fuses into one GPU kernel (kiln/DispatchCreation/
-        Attention.h): S = q k^T accumulated in f32, the row max, exp((S -
-        max) * scale), the row sum, the probabilities in the input type,
-        P v accumulated in f32, the division. Leading dims are flattened
-        into one batch dim (host aliases)."""
-        for name, bad in (("attn_mask", options["attn_mask"] is not None),
-                          ("dropout_p", options["dropout_p"] not in (0, 0.0))):
-            if bad:
-                self.unsupported(node, f"scaled_dot_product_attention with {name}")
+        v [..., S, D]) without dropout, written as the chain Kiln fuses into
+        one GPU kernel (kiln/DispatchCreation/Attention.h): S = q k^T
+        accumulated in f32, the row max, exp((S - max) * scale), the row
+        sum, the probabilities in the input type, P v accumulated in f32, the
+        division. is_causal masks the keys after the query. An attn_mask
+        (broadcastable to [..., L, S]; bool: True takes part, float: added
+        to the scaled scores) is applied to S * scale, and the exponent
+        then takes no scale (the chain is no longer the fused kernel's).
+        Leading dims are flattened into one batch dim (host aliases)."""
+        if options["dropout_p"] not in (0, 0.0):
+            self.unsupported(node, "scaled_dot_product_attention with dropout_p")
+        if options["attn_mask"] is not None and options["is_causal"]:
+            self.unsupported(node, "scaled_dot_product_attention with both attn_mask "
+                                   "and is_causal (torch refuses it too)")
         (q, qs, t), (k, ks, kt), (v, vs, vt) = (
             self.value(node, options[n]) for n in ("query", "key", "value"))
         self.float_only(node, t)
@@ -633,6 +636,32 @@ masked), written as the
                               "%after = arith.cmpi ugt, %j, %i : index",
                               f"%minf = arith.constant {_float_literal(float('-inf'), acc)} : {acc}",
                               f"%r = arith.select %after, %minf, {a[0]} : {acc}", "%r"]), acc)
+        if options["attn_mask"] is not None:
+            mask = self.broadcast_mask(node, options["attn_mask"], tuple(lead) + (L, S), B)
+            scaled = _float_literal(scale, acc)
+
+            def apply(a, o):
+                lines = [f"%c = arith.constant {scaled} : {acc}",
+                         f"%s = arith.mulf {a[0]}, %c : {acc}"]
+                if self.elements[mask] == "i1":
+                    return lines + [
+                        f"%minf = arith.constant {_float_literal(float('-inf'), acc)} : {acc}",
+                        f"%r = arith.select {a[1]}, %s, %minf : {acc}", "%r"]
+                m, mv = operand_of(a[1], self.elements[mask], "%m")
+                return lines + m + [f"%r = arith.addf %s, {mv} : {acc}", "%r"]
+
+            def operand_of(a, element, name):
+                if element == acc:
+                    return [], a
+                if element not in ("f16", "bf16", "f32", "f64"):
+                    self.unsupported(node, f"scaled_dot_product_attention with an "
+                                           f"attn_mask of type {element}")
+                return [f"{name} = arith.extf {a} : {element} to {acc}"], name
+
+            scores = typed(self.generic([(scores, scores_shape, full),
+                                         (mask, scores_shape, full)],
+                                        scores_shape, acc, apply), acc)
+            scale = 1.0
         mx = typed(self.reduce_last(scores, scores_shape, acc, "arith.maximumf",
                                     float("-inf")), acc)
         c = _float_literal(scale, acc)
@@ -660,6 +689,24 @@ masked), written as the
                               if acc != t else ["%n"]))
         result_shape = tuple(lead) + (L, Dv)
         self.set(node, self.reshape_value(out, out_shape, result_shape, t), result_shape, t)
+
+    def broadcast_mask(self, node, mask, shape, batch):
+        """The attention mask `mask` broadcast to `shape` ([..., L, S]) and
+        viewed as (batch, L, S)."""
+        ssa, mshape, element = self.value(node, mask)
+        if len(mshape) > len(shape) or any(
+                m not in (1, s) for m, s in zip(mshape[::-1], shape[::-1])):
+            self.unsupported(node, f"scaled_dot_product_attention with an attn_mask of "
+                                   f"shape {tuple(mshape)}, not broadcastable to {shape}")
+        offset = len(shape) - len(mshape)
+        exprs = [("0" if m == 1 and shape[offset + i] != 1 else f"d{offset + i}")
+                 for i, m in enumerate(mshape)]
+        full = self.generic([(ssa, mshape, exprs)], shape, element,
+                            lambda a, o: [a[0]])
+        self.elements[full] = element
+        flat = self.reshape_value(full, shape, (batch,) + tuple(shape[-2:]), element)
+        self.elements[flat] = element
+        return flat
 
     def linear(self, node, x, weight, bias):
         out_shape, element = self.meta(node)

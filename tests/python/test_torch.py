@@ -17,9 +17,9 @@ except ImportError:  # no torch, or a build without kiln.compiler
 if torch is not None:
     def _sdpa_reference(query, key, value, attn_mask=None, dropout_p=0.0,
                         is_causal=False, scale=None):
-        """scaled_dot_product_attention as torch 2 defines it (no mask or
-        dropout), for torch 1.13, which lacks it; computed in f32 (1.13 has
-        no f16 matmul on the CPU)."""
+        """scaled_dot_product_attention as torch 2 defines it (no dropout),
+        for torch 1.13, which lacks it; computed in f32 (1.13 has no f16
+        matmul on the CPU)."""
         scale = query.shape[-1] ** -0.5 if scale is None else scale
         q, k, v = (t.float() for t in (query, key, value))
         scores = torch.matmul(q, k.transpose(-2, -1)) * scale
@@ -27,6 +27,10 @@ if torch is not None:
             L, S = scores.shape[-2:]
             after = torch.ones(L, S, dtype=torch.bool).triu(1)
             scores = scores.masked_fill(after, float("-inf"))
+        if attn_mask is not None and attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        elif attn_mask is not None:
+            scores = scores + attn_mask.float()
         return torch.matmul(torch.softmax(scores, dim=-1), v).to(query.dtype)
 
     # torch 2's function where it exists; on 1.13 the reference above, made
@@ -53,6 +57,23 @@ if torch is not None:
             qkv = qkv.permute(2, 0, 3, 1, 4)
             y = scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], **self.options)
             return self.out(y.permute(0, 2, 1, 3).reshape(b, s, d))
+
+    class WindowedSdpa(SdpaAttention):
+        """SdpaAttention with a float attn_mask (a buffer, so it travels in
+        the parameter archive): each query sees the keys within `window` of
+        it."""
+
+        def __init__(self, dim=32, heads=4, window=16, length=64):
+            super().__init__(dim, heads)
+            i = torch.arange(length)
+            far = (i[:, None] - i[None, :]).abs() > window
+            self.register_buffer("window", torch.zeros(1, 1, length, length)
+                                 .masked_fill(far, float("-inf")))
+
+        def forward(self, x):
+            # The buffer read here, so that .to(device) moves it along.
+            self.options = {"attn_mask": self.window}
+            return super().forward(x)
 
     class Attention(torch.nn.Module):
         """A pre-norm attention block: layer_norm, q/k/v projections, heads
@@ -253,11 +274,37 @@ class TorchTest(unittest.TestCase):
         got = kiln.torch.compile(Heads(), heads)(*heads)
         torch.testing.assert_close(got.float(), Heads()(*heads).float(),
                                    atol=2e-3, rtol=1e-2)
-        # Causal attention; masks and dropout are refused by name.
+        # Causal attention; dropout is refused by name.
         self.check(SdpaAttention(is_causal=True), (torch.randn(2, 64, 32),))
         with self.assertRaisesRegex(kiln.torch.UnsupportedOpError,
                                     "scaled_dot_product_attention with dropout_p"):
             kiln.torch.export(SdpaAttention(dropout_p=0.1), (torch.randn(2, 64, 32),))
+
+    def test_attention_masks(self):
+        # attn_mask: bool (True takes part) broadcast over batch and heads,
+        # and float (added to the scaled scores) per batch, broadcast over
+        # heads; both with is_causal is refused, as torch does.
+        class Masked(torch.nn.Module):
+            def forward(self, q, k, v, mask):
+                return scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+        torch.manual_seed(5)
+        q, k, v = (torch.randn(2, 3, 8, 16) for _ in range(3))
+        keep = torch.rand(8, 8) > 0.3
+        keep[:, 0] = True  # no row entirely masked
+        self.check(Masked(), (q, k, v, keep), atol=2e-5)
+        bias = torch.randn(2, 1, 8, 8)
+        self.check(Masked(), (q, k, v, bias), atol=2e-5)
+        # A mask held by the model (in the parameter archive).
+        self.check(WindowedSdpa(), (torch.randn(2, 64, 32),), atol=2e-5)
+
+        class Both(torch.nn.Module):
+            def forward(self, q, k, v, mask):
+                return scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                    is_causal=True)
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError,
+                                    "both attn_mask and is_causal"):
+            kiln.torch.export(Both(), (q, k, v, bias))
 
     def test_grouped_and_depthwise_conv2d(self):
         # linalg.conv_2d_ngchw_gfchw on the channels split into groups.
