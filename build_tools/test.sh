@@ -7,7 +7,8 @@
 #      libFuzzer harnesses of tests/fuzz, each fuzzed for KILN_FUZZ_SECONDS
 #      (default 25),
 #   4. the compiler built with clang-22 under ASan + UBSan and its libFuzzer
-#      harness (tests/fuzz/compile_fuzzer.cc) fuzzed for KILN_FUZZ_SECONDS,
+#      harnesses (tests/fuzz/compile_fuzzer.cc, parameters_fuzzer.cc) fuzzed
+#      for KILN_FUZZ_SECONDS each,
 #   5. a configure with -DKILN_BUILD_TESTS=OFF (what embedders build),
 #   6. install + an out-of-tree build of samples/embed_c against the install.
 # Exits non-zero on the first failing step. This is what CI runs (.ci/run).
@@ -62,7 +63,7 @@ for harness in module npy values; do
   echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
 done
 
-step "the compiler's fuzz harness, clang-22 with ASan+UBSan (${fuzz_seconds}s; $fuzzcc_dir)"
+step "the compiler's fuzz harnesses, clang-22 with ASan+UBSan (${fuzz_seconds}s each; $fuzzcc_dir)"
 # The compiler alone (no runtime), instrumented; libMLIR/libLLVM/lld are
 # Debian's and uninstrumented, so LLVM's allocator poisoning is off
 # (docs/testing.md).
@@ -71,7 +72,7 @@ if [ ! -f "$fuzzcc_dir/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_BUILD_RUNTIME=OFF \
     -DKILN_BUILD_FUZZERS=ON >/dev/null
 fi
-ninja -C "$fuzzcc_dir" -j "$jobs" kiln_fuzz_compile
+ninja -C "$fuzzcc_dir" -j "$jobs" kiln_fuzz_compile kiln_fuzz_parameters
 corpus="$fuzzcc_dir/fuzz/corpus/compile"
 log="$fuzzcc_dir/fuzz/compile.log"
 mkdir -p "$corpus"
@@ -84,6 +85,18 @@ if ! ASAN_OPTIONS=allow_user_poisoning=0 "$fuzzcc_dir/bin/kiln_fuzz_compile" \
   exit 1
 fi
 echo "fuzz compile: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+corpus="$fuzzcc_dir/fuzz/corpus/parameters"
+log="$fuzzcc_dir/fuzz/parameters.log"
+mkdir -p "$corpus"
+if ! "$fuzzcc_dir/bin/kiln_fuzz_parameters" \
+    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
+    -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/parameters-" \
+    "$corpus" "$root/tests/fuzz/corpus/parameters" >"$log" 2>&1; then
+  tail -n 60 "$log"
+  echo "fuzz: kiln_fuzz_parameters failed (log: $log)"
+  exit 1
+fi
+echo "fuzz parameters: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
 
 step "configure without tests (-DKILN_BUILD_TESTS=OFF)"
 cmake -G Ninja -S "$root" -B "$build_dir-no-tests" -DKILN_BUILD_TESTS=OFF \
