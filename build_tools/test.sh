@@ -73,30 +73,20 @@ if [ ! -f "$fuzzcc_dir/build.ninja" ]; then
     -DKILN_BUILD_FUZZERS=ON >/dev/null
 fi
 ninja -C "$fuzzcc_dir" -j "$jobs" kiln_fuzz_compile kiln_fuzz_parameters
-corpus="$fuzzcc_dir/fuzz/corpus/compile"
-log="$fuzzcc_dir/fuzz/compile.log"
-mkdir -p "$corpus"
-if ! ASAN_OPTIONS=allow_user_poisoning=0 "$fuzzcc_dir/bin/kiln_fuzz_compile" \
-    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
-    -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/compile-" \
-    "$corpus" "$root/tests/fuzz/corpus/compile" >"$log" 2>&1; then
-  tail -n 60 "$log"
-  echo "fuzz: kiln_fuzz_compile failed (log: $log)"
-  exit 1
-fi
-echo "fuzz compile: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
-corpus="$fuzzcc_dir/fuzz/corpus/parameters"
-log="$fuzzcc_dir/fuzz/parameters.log"
-mkdir -p "$corpus"
-if ! "$fuzzcc_dir/bin/kiln_fuzz_parameters" \
-    -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
-    -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/parameters-" \
-    "$corpus" "$root/tests/fuzz/corpus/parameters" >"$log" 2>&1; then
-  tail -n 60 "$log"
-  echo "fuzz: kiln_fuzz_parameters failed (log: $log)"
-  exit 1
-fi
-echo "fuzz parameters: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+for harness in compile parameters; do
+  corpus="$fuzzcc_dir/fuzz/corpus/$harness"
+  log="$fuzzcc_dir/fuzz/$harness.log"
+  mkdir -p "$corpus"
+  if ! ASAN_OPTIONS=allow_user_poisoning=0 "$fuzzcc_dir/bin/kiln_fuzz_$harness" \
+      -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
+      -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/$harness-" \
+      "$corpus" "$root/tests/fuzz/corpus/$harness" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz: kiln_fuzz_$harness failed (log: $log)"
+    exit 1
+  fi
+  echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+done
 
 step "configure without tests (-DKILN_BUILD_TESTS=OFF)"
 cmake -G Ninja -S "$root" -B "$build_dir-no-tests" -DKILN_BUILD_TESTS=OFF \
