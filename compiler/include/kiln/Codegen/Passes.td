@@ -405,7 +405,7 @@ def GPULowerRowsPass
     : Pass<"kiln-gpu-lower-rows", "func::FuncOp"> {
   let summary = "Lower a row-fused workgroup with its rows in registers";
   let description = [{
-    Under `reduction = "workgroup"` or `"subgroup"` (no matrix
+    Under `reduction = workgroup` or `subgroup` (no matrix
     `intrinsic`), when every linalg op of the workgroup works on the
     workgroup's rows (one row per workgroup, or per subgroup) and a row fits
     the threads' registers, the ops are lowered together: each thread loads
@@ -428,7 +428,7 @@ def GPULowerWorkgroupReductionsPass
     : Pass<"kiln-gpu-lower-workgroup-reductions", "func::FuncOp"> {
   let summary = "Reduce innermost reductions with all the workgroup's threads";
   let description = [{
-    Under `reduction = "workgroup"` (or `"subgroup"`: one row per subgroup),
+    Under `reduction = workgroup` (or `subgroup`: one row per subgroup),
     a linalg op that reduces over its innermost loops with at least as many
     elements per output as threads (lanes) is rewritten into a cooperative
     reduction: for each output element every thread accumulates a strided
