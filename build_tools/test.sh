@@ -45,22 +45,28 @@ ninja -C "$asan_dir" -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" -L runtime
 
-step "fuzz the runtime's inputs (${fuzz_seconds}s per harness)"
-# New inputs go to the build folder's corpus; the checked-in seeds are read
-# only. A failure leaves the input in $asan_dir/fuzz/<harness>-crash-*.
-for harness in module npy values; do
-  corpus="$asan_dir/fuzz/corpus/$harness"
-  log="$asan_dir/fuzz/$harness.log"
+# Fuzzes bin/kiln_fuzz_HARNESS of BUILD_DIR for $fuzz_seconds from the
+# checked-in seeds (read only) and the build folder's corpus (new inputs);
+# a failure prints the log's tail and leaves the input in
+# BUILD_DIR/fuzz/HARNESS-crash-*.
+fuzz() {
+  local dir=$1 harness=$2
+  shift 2
+  local corpus="$dir/fuzz/corpus/$harness" log="$dir/fuzz/$harness.log"
   mkdir -p "$corpus"
-  if ! "$asan_dir/bin/kiln_fuzz_$harness" -max_total_time="$fuzz_seconds" \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$asan_dir/fuzz/$harness-" \
+  if ! "$dir/bin/kiln_fuzz_$harness" -max_total_time="$fuzz_seconds" "$@" \
+      -print_final_stats=1 -artifact_prefix="$dir/fuzz/$harness-" \
       "$corpus" "$root/tests/fuzz/corpus/$harness" >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz: kiln_fuzz_$harness failed (log: $log)"
     exit 1
   fi
   echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+}
+
+step "fuzz the runtime's inputs (${fuzz_seconds}s per harness)"
+for harness in module npy values; do
+  fuzz "$asan_dir" "$harness" -timeout=10 -rss_limit_mb=2048
 done
 
 step "the compiler's fuzz harnesses, clang-22 with ASan+UBSan (${fuzz_seconds}s each; $fuzzcc_dir)"
@@ -74,18 +80,8 @@ if [ ! -f "$fuzzcc_dir/build.ninja" ]; then
 fi
 ninja -C "$fuzzcc_dir" -j "$jobs" kiln_fuzz_compile kiln_fuzz_parameters
 for harness in compile parameters; do
-  corpus="$fuzzcc_dir/fuzz/corpus/$harness"
-  log="$fuzzcc_dir/fuzz/$harness.log"
-  mkdir -p "$corpus"
-  if ! ASAN_OPTIONS=allow_user_poisoning=0 "$fuzzcc_dir/bin/kiln_fuzz_$harness" \
-      -max_total_time="$fuzz_seconds" -timeout=20 -rss_limit_mb=3072 \
-      -print_final_stats=1 -artifact_prefix="$fuzzcc_dir/fuzz/$harness-" \
-      "$corpus" "$root/tests/fuzz/corpus/$harness" >"$log" 2>&1; then
-    tail -n 60 "$log"
-    echo "fuzz: kiln_fuzz_$harness failed (log: $log)"
-    exit 1
-  fi
-  echo "fuzz $harness: $(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1)"
+  ASAN_OPTIONS=allow_user_poisoning=0 fuzz "$fuzzcc_dir" "$harness" \
+    -timeout=20 -rss_limit_mb=3072
 done
 
 step "configure without tests (-DKILN_BUILD_TESTS=OFF)"

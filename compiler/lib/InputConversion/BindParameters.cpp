@@ -30,25 +30,6 @@ namespace {
 
 constexpr StringLiteral kParameterAttr = "kiln.parameter";
 
-// Whether archive data of `dtype` (safetensors names) hold elements of
-// type `element`: the same width and kind; signless integers take signed
-// and unsigned data alike.
-bool holds(StringRef dtype, Type element) {
-  if (element.isF64())
-    return dtype == "F64";
-  if (element.isF32())
-    return dtype == "F32";
-  if (element.isF16())
-    return dtype == "F16";
-  if (element.isBF16())
-    return dtype == "BF16";
-  for (unsigned width : {64u, 32u, 16u, 8u})
-    if (element.isInteger(width))
-      return dtype == "I" + std::to_string(width) ||
-             dtype == "U" + std::to_string(width);
-  return false;
-}
-
 // The safetensors dtype that holds `element`, or "".
 StringRef dtypeFor(Type element) {
   if (element.isF64())
@@ -125,8 +106,12 @@ struct BindParametersPass
           continue;
         }
         const ArchiveTensor &tensor = found->second;
+        // Signless integer arguments take signed ("I8") and unsigned
+        // ("U8") data of their width alike.
         StringRef dtype = dtypeFor(type.getElementType());
-        if (dtype.empty() || !holds(tensor.dtype, type.getElementType())) {
+        bool unsignedData = type.getElementType().isInteger() &&
+                            tensor.dtype == ("U" + dtype.drop_front()).str();
+        if (dtype.empty() || (tensor.dtype != dtype && !unsignedData)) {
           std::string typeText;
           llvm::raw_string_ostream os(typeText);
           os << type.getElementType();
