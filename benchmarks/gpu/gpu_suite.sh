@@ -2,7 +2,7 @@
 # The GPU benchmark suite (suite.py) in two steps, as gpu_check.sh:
 #
 #   here:  benchmarks/gpu/gpu_suite.sh --pack BUILD_DIR [PACK_DIR] [pack options]
-#          (PACK_DIR default carry/gpu_suite; options: --small, --only=RE, --chip=sm_90)
+#          (PACK_DIR default carry/gpu_suite; options: --small, --only=RE, --chip=sm_90a)
 #   GPU:   benchmarks/gpu/gpu_suite.sh [PACK_DIR] [run options]
 #          (--quick, --only=RE, --out=DIR, --budget-s=S; see suite.py run --help)
 #

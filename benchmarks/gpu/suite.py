@@ -6,7 +6,7 @@ and JSON table of times, achieved TFLOP/s or TB/s and ratios.
 Two steps, as build_tools/gpu_check.sh (the GPU machines have no LLVM):
 
   here (compiler):  /usr/bin/python3 suite.py pack --build-dir build --out carry/gpu_suite
-                        [--chip sm_90] [--small] [--targets cuda[,host]] [--only RE]
+                        [--chip sm_90a] [--small] [--targets cuda[,host]] [--only RE]
   GPU machine:      python3 carry/gpu_suite/suite.py run carry/gpu_suite
                         [--only RE] [--quick] [--out DIR] [--budget-s S]
 
@@ -769,7 +769,8 @@ def main():
     p = sub.add_parser("pack", help="compile the workloads and pack them (build machine)")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
     p.add_argument("--out", default=os.path.join(REPO, "carry", "gpu_suite"))
-    p.add_argument("--chip", default="sm_90", help="--cuda-chip (default sm_90)")
+    p.add_argument("--chip", default="sm_90a",
+                   help="--cuda-chip (default sm_90a: H100/H200, wgmma)")
     p.add_argument("--targets", help="kiln-compile --target (default cuda; "
                    "cuda,host with --small)")
     p.add_argument("--small", action="store_true",

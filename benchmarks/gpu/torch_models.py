@@ -1,7 +1,7 @@
 """Small PyTorch models through kiln.torch on the GPU, next to PyTorch.
 
     pack (build machine, needs kiln.compiler and torch 1.13):
-        torch_models.py pack OUT        compile the models for cuda (sm_90)
+        torch_models.py pack OUT        compile the models for cuda (sm_90a: H100/H200)
     run (GPU machine, needs kiln.runtime built for its python, torch 2.x):
         torch_models.py run PACK
 
@@ -69,7 +69,7 @@ def pack(out):
         archive = os.path.join(out, name + ".safetensors")
         text = kiln.torch.export(model, inputs, parameters_file=archive)
         module = kiln.compiler.compile_str(text, name=name + ".mlir", target="cuda",
-                                           cuda_chip="sm_90", parameters=archive)
+                                           cuda_chip="sm_90a", parameters=archive)
         os.remove(archive)
         with open(os.path.join(out, name + ".vmfb"), "wb") as f:
             f.write(module)

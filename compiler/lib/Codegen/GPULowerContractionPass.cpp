@@ -50,6 +50,12 @@ constexpr int64_t kCopyBits = 128;
 // Shared memory is read in 16-byte chunks; 8 of them span the 32 banks.
 constexpr int64_t kChunkBytes = 16;
 constexpr int64_t kChunksPerBankLine = 8;
+// The warpgroup (wgmma) form's shared tiles are in the 128-byte swizzle
+// layout the instruction reads: rows of 128 bytes whose 16-byte chunk c of
+// row r sits at chunk c ^ (r % 8), in atoms of 8 rows (1024 bytes) that
+// start 1024-byte aligned.
+constexpr int64_t kSwizzleRowBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 1024;
 
 struct ContractionConfig {
   // The matrix instruction; none for the SIMT form (f32 FMAs).
@@ -67,6 +73,12 @@ struct ContractionConfig {
   // one padded stage filled through registers, fragments read by the
   // layout table.
   bool ldmatrix = false;
+  // The NVIDIA sm_90a form: cp.async stages in the 128-byte swizzle layout,
+  // read by wgmma through descriptors; a subgroup is a warpgroup.
+  bool warpgroup = false;
+  // Whether K slices stream into shared stages by cp.async (both NVIDIA
+  // forms), with partial tiles masked.
+  bool asyncCopies() const { return ldmatrix || warpgroup; }
 };
 
 // What the recipe replaces: C (+)= A * B (one workgroup's batch of a
@@ -161,6 +173,28 @@ static FailureOr<Contraction> matchContraction(linalg::LinalgOp matmul,
   return contraction;
 }
 
+// A wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of a
+// 128-byte-swizzled tile at shared-memory byte address `address` (index):
+// bits 0-13 the address, 16-29 the leading-dimension byte offset, 32-45 the
+// stride-dimension byte offset (each in 16-byte units), 62-63 the swizzle
+// mode (1: 128 bytes). The tile's atoms start 1024-byte aligned, so the
+// base offset (bits 49-51) is 0.
+static Value createSwizzledDescriptor(OpBuilder &b, Location loc, Value address,
+                                      int64_t leadingBytes,
+                                      int64_t strideBytes) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  };
+  Value start = arith::IndexCastUIOp::create(b, loc, i64, address);
+  start = arith::AndIOp::create(b, loc, start, constant(0x3FFFF));
+  start = arith::ShRUIOp::create(b, loc, start, constant(4));
+  uint64_t fields = (uint64_t(leadingBytes >> 4) & 0x3FFF) << 16 |
+                    (uint64_t(strideBytes >> 4) & 0x3FFF) << 32 |
+                    uint64_t(1) << 62;
+  return arith::OrIOp::create(b, loc, start, constant(fields));
+}
+
 class ContractionEmitter {
 public:
   ContractionEmitter(OpBuilder &b, Location loc, const ContractionConfig &config,
@@ -239,11 +273,15 @@ private:
   // the copies' tokens.
   // With `rowLimit` / `colLimit` (partial tiles), chunks at or past them
   // copy no bytes and fill zeros.
+  // With `blockColumns` (the warpgroup form's K x N B), `target` is
+  // [stage][cols / blockColumns][rows][blockColumns]: column blocks of
+  // 128-byte rows, each in the swizzle layout.
   SmallVector<Value> asyncCopyTile(Value source, Value rowOffset,
                                    Value colOffset, Value target, Value stage,
-                                   int64_t rows, int64_t cols,
-                                   Type elementType, Value rowLimit = Value(),
-                                   Value colLimit = Value());
+                                   int64_t rows, int64_t cols, Type elementType,
+                                   Value rowLimit = Value(),
+                                   Value colLimit = Value(),
+                                   int64_t blockColumns = 0);
   // Whether (row, col) is inside the limits (at least one given).
   Value inside(Value row, Value col, Value rowLimit, Value colLimit);
   // This thread's chunks of the K slice at k0: A's (tileM x tileK), then
@@ -344,7 +382,7 @@ Value ContractionEmitter::inside(Value row, Value col, Value rowLimit,
 SmallVector<Value> ContractionEmitter::asyncCopyTile(
     Value source, Value rowOffset, Value colOffset, Value target, Value stage,
     int64_t rows, int64_t cols, Type elementType, Value rowLimit,
-    Value colLimit) {
+    Value colLimit, int64_t blockColumns) {
   MLIRContext *context = b.getContext();
   int64_t vector = kCopyBits / elementType.getIntOrFloatBitWidth();
   int64_t perRow = cols / vector;
@@ -358,8 +396,19 @@ SmallVector<Value> ContractionEmitter::asyncCopyTile(
     Value sourceRow = apply(idx.floorDiv(perRow) + row0, operands);
     Value sourceCol = apply((idx % perRow) * vector + col0, operands);
     Value row = apply(idx.floorDiv(perRow), {threadId});
-    Value col = sharedColumn(row, apply((idx % perRow) * vector, {threadId}),
-                             cols, elementType);
+    SmallVector<Value, 4> targetIndices;
+    if (blockColumns) {
+      Value block =
+          apply(((idx % perRow) * vector).floorDiv(blockColumns), {threadId});
+      Value col = sharedColumn(
+          row, apply(((idx % perRow) * vector) % blockColumns, {threadId}),
+          blockColumns, elementType);
+      targetIndices = {stage, block, row, col};
+    } else {
+      Value col = sharedColumn(row, apply((idx % perRow) * vector, {threadId}),
+                               cols, elementType);
+      targetIndices = {stage, row, col};
+    }
     // A chunk past the limits reads nothing (0 source elements: zeros) from
     // a clamped address inside the operand.
     Value srcElements;
@@ -373,10 +422,9 @@ SmallVector<Value> ContractionEmitter::asyncCopyTile(
     }
     // 16-byte copies that skip L1 (the tile is read once per workgroup).
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-                         b, loc, target, ValueRange{stage, row, col}, source,
+                         b, loc, target, targetIndices, source,
                          ValueRange{sourceRow, sourceCol},
-                         b.getIndexAttr(vector), srcElements,
-                         b.getUnitAttr())
+                         b.getIndexAttr(vector), srcElements, b.getUnitAttr())
                          .getResult());
   }
   return tokens;
@@ -445,7 +493,8 @@ LogicalResult ContractionEmitter::emitMatrix() {
   // On NVIDIA (cp.async) each buffer has pipelineDepth stages: the next
   // slices stream into them while slice k is multiplied, and the buffers
   // are swizzled instead of padded.
-  bool asyncCopies = config.ldmatrix;
+  bool asyncCopies = config.asyncCopies();
+  bool warpgroup = config.warpgroup;
   swizzle = asyncCopies;
   SmallVector<int64_t> stages;
   if (asyncCopies)
@@ -457,11 +506,24 @@ LogicalResult ContractionEmitter::emitMatrix() {
          cols + (swizzle ? 0 : kCopyBits / inType.getIntOrFloatBitWidth())});
     return MemRefType::get(shape, inType, nullptr, sharedSpace);
   };
-  IntegerAttr alignment = b.getI64IntegerAttr(kCopyBits / 8);
+  // The warpgroup form's stages start on swizzle atoms; a K x N B is kept
+  // as column blocks of 128-byte rows ([stage][N / block][K][block]), the
+  // N-major layout wgmma reads.
+  int64_t elementBytes = inType.getIntOrFloatBitWidth() / 8;
+  int64_t blockColumns =
+      warpgroup && !transposedB ? kSwizzleRowBytes / elementBytes : 0;
+  IntegerAttr alignment =
+      b.getI64IntegerAttr(warpgroup ? kSwizzleAtomBytes : kCopyBits / 8);
   auto sharedA = memref::AllocOp::create(
       b, loc, sharedType(config.tileM, config.tileK), alignment);
-  auto sharedB =
-      memref::AllocOp::create(b, loc, sharedType(bRows, bCols), alignment);
+  auto sharedB = memref::AllocOp::create(
+      b, loc,
+      blockColumns
+          ? MemRefType::get({config.pipelineDepth, bCols / blockColumns, bRows,
+                             blockColumns},
+                            inType, nullptr, sharedSpace)
+          : sharedType(bRows, bCols),
+      alignment);
 
   // Row of C element `e` of tile (tm, tn) for this lane, and its column.
   AffineMap layoutC = getFragmentLayoutC(*config.intrinsic, context);
@@ -631,6 +693,69 @@ LogicalResult ContractionEmitter::emitMatrix() {
     return acc;
   };
 
+  // The warpgroup form: per K slice, each warpgroup's instructions read A
+  // and B straight from the stage through descriptors (one per K step of
+  // info.k), accumulate asynchronously, and are waited for before the next
+  // slice's barrier lets the stage be refilled.
+  Value aBase, bBase;
+  if (warpgroup) {
+    aBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, sharedA);
+    bBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, sharedB);
+  }
+  int64_t rowBytes = kSwizzleRowBytes;
+  int64_t aStageBytes = config.tileM * config.tileK * elementBytes;
+  int64_t bStageBytes = config.tileN * config.tileK * elementBytes;
+  // A K x N B's column block: tileK rows of 128 bytes.
+  int64_t blockBytes = config.tileK * rowBytes;
+  auto computeWarpgroupSlice = [&](SmallVector<Value> acc, Value stage) {
+    AffineExpr base, slot, group;
+    bindDims(context, base, slot, group);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    for (int64_t tm = 0; tm < tilesM; ++tm) {
+      for (int64_t tn = 0; tn < tilesN; ++tn) {
+        SmallVector<std::pair<Value, Value>> descriptors;
+        for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
+          // A: rows of this warpgroup's tile, K step ks within the rows.
+          Value aAt = apply(base + slot * aStageBytes +
+                                group * subgroupTileM * rowBytes +
+                                tm * info.m * rowBytes + ks * elementBytes,
+                            {aBase, stage, subgroupRow});
+          // B: an N x K B like A; a K x N B at its first column block and
+          // K row ks.
+          Value bAt =
+              transposedB
+                  ? apply(base + slot * bStageBytes +
+                              group * subgroupTileN * rowBytes +
+                              tn * info.n * rowBytes + ks * elementBytes,
+                          {bBase, stage, subgroupCol})
+                  : apply(base + slot * bStageBytes +
+                              (group * subgroupTileN + tn * info.n)
+                                      .floorDiv(blockColumns) *
+                                  blockBytes +
+                              ks * rowBytes,
+                          {bBase, stage, subgroupCol});
+          // Within a swizzle atom the instruction walks 128-byte rows; atoms
+          // of 8 rows follow each other along M (N) at 1024 bytes. A K x N
+          // B's column blocks follow each other along N at blockBytes.
+          descriptors.push_back(
+              {createSwizzledDescriptor(b, loc, aAt, kChunkBytes,
+                                        kSwizzleAtomBytes),
+               createSwizzledDescriptor(b, loc, bAt,
+                                        transposedB ? kChunkBytes : blockBytes,
+                                        kSwizzleAtomBytes)});
+        }
+        Value &tile = acc[tm * tilesN + tn];
+        tile = createWarpgroupMatrixInstructions(
+            b, loc, *config.intrinsic, descriptors, transposedB, tile);
+      }
+    }
+    // This slice's instructions stay in flight while the next slice is
+    // waited for and issued; the previous slice's are done after this.
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+    return acc;
+  };
+
   // Software pipeline: the next K slice is loaded into registers while the
   // current one is multiplied from shared memory, then stored once every
   // subgroup is done reading (the global latency hides behind the mmas).
@@ -645,13 +770,18 @@ LogicalResult ContractionEmitter::emitMatrix() {
   };
   SmallVector<Value> results = init;
   if (asyncCopies) {
-    // cp.async multi-buffering with depth D: slices 0 .. D-2 are in flight
-    // before the loop; iteration i waits for slice i (at most D-2 younger
-    // groups pending), passes one barrier (slice i is visible, and every
-    // subgroup is done with slice i-1), refills slice i-1's stage with
-    // slice i+D-1, and multiplies slice i. The last D-1 slices are
-    // multiplied after the loop with the waits counting down.
+    // cp.async multi-buffering with depth D and L = D-1 slices ahead:
+    // slices 0 .. L-1 are in flight before the loop; iteration i waits for
+    // slice i (at most L-1 younger groups pending), passes one barrier
+    // (slice i is visible, and every subgroup is done with slice i-1),
+    // refills slice i-1's stage with slice i+L, and multiplies slice i.
+    // The last L slices are multiplied after the loop with the waits
+    // counting down. The warpgroup form leaves each slice's instructions in
+    // flight until the next slice's are issued, so a stage is free only two
+    // iterations after it was multiplied: L = D-2, refilling slice i-2's
+    // stage.
     int64_t depth = config.pipelineDepth;
+    int64_t lead = warpgroup ? depth - 2 : depth - 1;
     int64_t slices = llvm::divideCeil(k, config.tileK);
     auto copySlice = [&](Value slice) {
       Value k0 = apply(d0 * config.tileK, {slice});
@@ -664,9 +794,9 @@ LogicalResult ContractionEmitter::emitMatrix() {
                                                  sharedB, stage, bRows, bCols,
                                                  inType, nLimit, kLimit));
       else
-        llvm::append_range(tokens, asyncCopyTile(bMatrix, k0, index(0),
-                                                 sharedB, stage, bRows, bCols,
-                                                 inType, kLimit, nLimit));
+        llvm::append_range(tokens, asyncCopyTile(bMatrix, k0, index(0), sharedB,
+                                                 stage, bRows, bCols, inType,
+                                                 kLimit, nLimit, blockColumns));
       return nvgpu::DeviceAsyncCreateGroupOp::create(
                  b, loc, nvgpu::DeviceAsyncTokenType::get(context), tokens)
           .getResult();
@@ -674,7 +804,7 @@ LogicalResult ContractionEmitter::emitMatrix() {
     // The wait lowers to cp.async.wait_group `pending`; its token operand
     // only orders it after the first group.
     Value first;
-    for (int64_t i = 0; i < std::min(depth - 1, slices); ++i) {
+    for (int64_t i = 0; i < std::min(lead, slices); ++i) {
       Value group = copySlice(index(i));
       if (!first)
         first = group;
@@ -682,26 +812,39 @@ LogicalResult ContractionEmitter::emitMatrix() {
     auto waitAndSync = [&](int64_t pending) {
       nvgpu::DeviceAsyncWaitOp::create(b, loc, first,
                                        b.getI32IntegerAttr(pending));
+      // wgmma reads shared memory through the async proxy: the copies'
+      // writes must be made visible to it.
+      if (warpgroup)
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(context, NVVM::SharedSpace::shared_cta));
       gpu::BarrierOp::create(b, loc);
     };
-    int64_t steady = std::max<int64_t>(0, slices - (depth - 1));
+    auto multiply = [&](SmallVector<Value> acc, Value stage) {
+      return warpgroup ? computeWarpgroupSlice(std::move(acc), stage)
+                       : computeSlice(std::move(acc), stage);
+    };
+    int64_t steady = std::max<int64_t>(0, slices - lead);
     if (steady > 0) {
       auto loop = scf::ForOp::create(
           b, loc, index(0), index(steady), index(1), init,
           [&](OpBuilder &, Location, Value slice, ValueRange accumulators) {
-            waitAndSync(depth - 2);
-            copySlice(apply(d0 + depth - 1, {slice}));
+            waitAndSync(lead - 1);
+            copySlice(apply(d0 + lead, {slice}));
             SmallVector<Value> acc =
-                computeSlice({accumulators.begin(), accumulators.end()},
-                             apply(d0 % depth, {slice}));
+                multiply({accumulators.begin(), accumulators.end()},
+                         apply(d0 % depth, {slice}));
             scf::YieldOp::create(b, loc, acc);
           });
       results.assign(loop.getResults().begin(), loop.getResults().end());
     }
     for (int64_t i = steady; i < slices; ++i) {
       waitAndSync(slices - 1 - i);
-      results = computeSlice(results, index(i % depth));
+      results = multiply(results, index(i % depth));
     }
+    if (warpgroup)
+      for (Value &tile : results)
+        tile = waitForWarpgroupMatrixInstructions(b, loc, tile);
   } else {
     results = pipelineThroughRegisters(
         k, init, loadSlice, storeSlice,
@@ -1007,6 +1150,7 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
   // `layout_fragments` reads mma.sync fragments by the layout table instead
   // of ldmatrix: the data path of the AMD forms, on NVIDIA GPUs.
   config.ldmatrix = usesLdMatrix(*intrinsic) && !strategy.getLayoutFragments();
+  config.warpgroup = isWarpgroupIntrinsic(*intrinsic);
   // Copies are 16-byte chunks spread evenly over the threads; swizzled
   // buffers (cp.async forms) need a power-of-two number of chunks per row.
   int64_t perChunk =
@@ -1017,10 +1161,27 @@ static FailureOr<ContractionConfig> readConfig(func::FuncOp func,
            (rows * cols / perChunk) % config.workgroupSize == 0 &&
            (!config.ldmatrix || llvm::isPowerOf2_64(uint64_t(cols / perChunk)));
   };
-  if (config.ldmatrix && (config.pipelineDepth < 2 || config.pipelineDepth > 8))
-    return func.emitError() << "contraction strategy: pipeline_depth "
-                            << config.pipelineDepth
-                            << " is outside 2..8";
+  if (config.warpgroup) {
+    // Rows of exactly one 128-byte swizzle row along K; a K x N B in column
+    // blocks of 128 bytes that each warpgroup's N range covers whole.
+    int64_t rowElements = kSwizzleRowBytes * 8 /
+                          getMatrixInputType(*intrinsic, func.getContext())
+                              .getIntOrFloatBitWidth();
+    if (strategy.getLayoutFragments() || config.tileK != rowElements ||
+        (config.tileN / config.subgroupsN) % rowElements != 0)
+      return func.emitError()
+             << "contraction strategy: " << stringifyMatrixIntrinsic(*intrinsic)
+             << " needs a k_tile of " << rowElements
+             << " (one 128-byte swizzle row), N per warpgroup a multiple of "
+             << rowElements << ", and no layout_fragments";
+  }
+  // The warpgroup form keeps a stage for the instructions in flight.
+  int64_t minDepth = config.warpgroup ? 3 : 2;
+  if (config.asyncCopies() &&
+      (config.pipelineDepth < minDepth || config.pipelineDepth > 8))
+    return func.emitError()
+           << "contraction strategy: pipeline_depth " << config.pipelineDepth
+           << " is outside " << minDepth << "..8";
   if (config.workgroupSize <= 0 || !copiesFit(config.tileM, config.tileK) ||
       !copiesFit(config.tileK, config.tileN) ||
       config.subgroupsM * config.subgroupsN * info.subgroupSize !=
@@ -1058,7 +1219,7 @@ static LogicalResult checkOperands(const ContractionConfig &config,
   // partial tiles (M or N below the tile, possibly dynamic; K a multiple of
   // the 16-byte chunk, rows of whole chunks), which it masks.
   size_t batch = dims.batch.size();
-  bool masked = config.ldmatrix;
+  bool masked = config.asyncCopies();
   int64_t chunk = kCopyBits / in.getIntOrFloatBitWidth();
   auto shaped = [&](MemRefType type, bool copied) {
     if (!type || type.getRank() != int64_t(batch) + 2 ||

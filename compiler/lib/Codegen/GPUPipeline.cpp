@@ -178,6 +178,9 @@ static void buildLLVMStage(OpPassManager &pm,
     nvvm.indexBitwidth = 64;
     nvvm.useBarePtrCallConv = true;
     g.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+    // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline
+    // PTX.
+    g.addPass(createConvertNVVMToLLVMPass());
   }
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createGPUUnwrapKernelsPass());

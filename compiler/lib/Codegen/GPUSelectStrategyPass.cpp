@@ -71,6 +71,9 @@ struct GPUStrategy {
 struct ContractionTiling {
   int64_t tileM, tileN, tileK, subgroupsM, subgroupsN;
   int64_t pipelineDepth = 0;
+  // Lanes of a subgroup of the tiling's instruction when it is not the
+  // chip's subgroup (warpgroups of 128 threads for wgmma); 0: the chip's.
+  int64_t subgroupLanes = 0;
 };
 
 // Fewer workgroups than this many large tiles leave SMs idle: use the
@@ -187,6 +190,24 @@ static bool selectContraction(Operation *root, Operation *producer,
     tilings = kLayoutI8;
     intrinsic = MatrixIntrinsic::MMA_SYNC_I32_16x8x32_S8;
     lanes = 32;
+  } else if ((a.isF16() || a.isBF16()) &&
+             hasWarpgroupMatrixInstructions(chip) && !layoutFragments &&
+             subgroupSize == 32) {
+    // NVIDIA sm_90a: wgmma, one or two warpgroups along M, each 64 rows by
+    // the tile's N; K slices of 64 (one 128-byte swizzle row) in 4
+    // cp.async stages (192, 128 or 96 KiB). Measured on an H100
+    // (docs/performance.md), f16 4096^3 / 8192^3 in TFLOP/s: 128x256 with 4
+    // stages 619 / 578, with 3 stages 492 / 514, 128x128 with 4 stages
+    // 493 / 471 (mma.sync's best: 420 / 405). mma.sync 64x64 where shared
+    // memory is too small for the warpgroup stages.
+    static const ContractionTiling kWarpgroup[] = {{128, 256, 64, 2, 1, 4, 128},
+                                                   {128, 128, 64, 2, 1, 4, 128},
+                                                   {64, 128, 64, 1, 1, 4, 128},
+                                                   {64, 64, 32, 2, 2, 3}};
+    tilings = kWarpgroup;
+    intrinsic = a.isF16() ? MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16
+                          : MatrixIntrinsic::MMA_SYNC_F32_16x8x16_BF16;
+    lanes = 32;
   } else if ((a.isF16() || a.isBF16()) && hasMmaSync(chip) &&
              subgroupSize == 32) {
     // NVIDIA: mma.sync, 2x2 warps (each 64x64 of a 128x128 tile, or 32x32
@@ -221,6 +242,11 @@ static bool selectContraction(Operation *root, Operation *producer,
   bool edges = intrinsic && usesLdMatrix(*intrinsic) && !layout &&
                k % chunk == 0 && n % chunk == 0;
   for (const ContractionTiling &tiling : tilings) {
+    // A warpgroup tiling's instruction: m64 x (its N per warpgroup) x 16.
+    std::optional<MatrixIntrinsic> tilingIntrinsic = intrinsic;
+    if (tiling.subgroupLanes)
+      tilingIntrinsic =
+          getWarpgroupIntrinsic(a, tiling.tileN / tiling.subgroupsN);
     bool divides =
         m % tiling.tileM == 0 && n % tiling.tileN == 0 && k % tiling.tileK == 0;
     if ((!divides && !edges) ||
@@ -233,14 +259,16 @@ static bool selectContraction(Operation *root, Operation *producer,
         ((m % 64 == 0 && n % 64 == 0) || edges))
       continue;
     strategy.kind = KernelKind::Contraction;
-    strategy.intrinsic = intrinsic;
+    strategy.intrinsic = tilingIntrinsic;
     strategy.layoutFragments = layout;
     strategy.reduction = GPUReduction::None;
     if (lanes == 0) {
       strategy.workgroupSize = 256;
       strategy.simtTile = {tiling.subgroupsM, tiling.subgroupsN};
     } else {
-      strategy.workgroupSize = tiling.subgroupsM * tiling.subgroupsN * lanes;
+      strategy.workgroupSize =
+          tiling.subgroupsM * tiling.subgroupsN *
+          (tiling.subgroupLanes ? tiling.subgroupLanes : lanes);
       strategy.subgroupGrid = {tiling.subgroupsM, tiling.subgroupsN};
     }
     strategy.kTile = tiling.tileK;

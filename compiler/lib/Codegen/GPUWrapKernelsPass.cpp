@@ -27,8 +27,13 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModuleName = "kiln_kernels";
-// Shared buffers are placed at this alignment.
+// Shared buffers are placed at this alignment, or at their allocation's
+// when it asks for more (wgmma's swizzled tiles: 1024 bytes).
 constexpr int64_t kSharedAlignment = 16;
+
+static int64_t sharedAlignment(memref::AllocOp alloc) {
+  return std::max<int64_t>(kSharedAlignment, alloc.getAlignment().value_or(0));
+}
 
 static bool isWorkgroupMemory(MemRefType type) {
   auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
@@ -74,9 +79,19 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   });
   if (walk.wasInterrupted())
     return failure();
+  // Buffers in order at their alignments; above 16 bytes, the dynamic
+  // buffer (16-byte aligned) is realigned at run time, which may skip up to
+  // alignment - 16 bytes.
   int64_t totalShared = 0;
-  for (memref::AllocOp alloc : sharedAllocs)
-    totalShared += sharedBytes(alloc.getType());
+  int64_t maxAlignment = kSharedAlignment;
+  for (memref::AllocOp alloc : sharedAllocs) {
+    int64_t alignment = sharedAlignment(alloc);
+    maxAlignment = std::max(maxAlignment, alignment);
+    totalShared =
+        llvm::alignTo(totalShared, alignment) + sharedBytes(alloc.getType());
+  }
+  if (totalShared > maxStaticSharedMemoryBytes)
+    totalShared += maxAlignment - kSharedAlignment;
   if (totalShared > maxSharedMemoryBytes)
     return func.emitError()
            << "GPU kernel '" << func.getSymName() << "' needs " << totalShared
@@ -96,9 +111,9 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       gpuFunc->setAttr(attr.getName(), attr.getValue());
   gpuFunc->setAttr(kSharedMemoryBytesAttrName, b.getI64IntegerAttr(totalShared));
 
-  // Each temporary becomes a workgroup attribution, or, above the static
-  // limit, a view at a 16-byte aligned offset of one dynamic buffer (itself
-  // 16-byte aligned, like the attributions).
+  // Each temporary becomes a workgroup attribution at its alignment, or,
+  // above the static limit, a view at an aligned offset of one dynamic
+  // buffer.
   IRRewriter rewriter(ctx);
   Block *entry = &gpuFunc.getBody().front();
   Value dynamic;
@@ -110,12 +125,30 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     dynamic =
         gpu::DynamicSharedMemoryOp::create(rewriter, func.getLoc(), bytesType);
   }
+  // The dynamic buffer's first byte at maxAlignment: (-address) mod
+  // maxAlignment bytes in.
+  Value shift;
+  if (dynamic && maxAlignment > kSharedAlignment) {
+    Location loc = func.getLoc();
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, dynamic);
+    Value mask =
+        arith::ConstantIndexOp::create(rewriter, loc, maxAlignment - 1);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    shift = arith::AndIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, zero, address),
+        mask);
+  }
   int64_t offset = 0;
   for (memref::AllocOp alloc : sharedAllocs) {
     Value buffer;
+    int64_t alignment = sharedAlignment(alloc);
     if (dynamic) {
+      offset = llvm::alignTo(offset, alignment);
       Value at = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(),
                                                 offset);
+      if (shift)
+        at = arith::AddIOp::create(rewriter, alloc.getLoc(), shift, at);
       buffer = memref::ViewOp::create(rewriter, alloc.getLoc(),
                                       alloc.getType(), dynamic, at,
                                       ValueRange{});
@@ -126,7 +159,7 @@ static LogicalResult wrapKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       gpuFunc.setWorkgroupAttributionAttr(
           gpuFunc.getNumWorkgroupAttributions() - 1,
           b.getStringAttr(LLVM::LLVMDialect::getAlignAttrName()),
-          b.getI64IntegerAttr(kSharedAlignment));
+          b.getI64IntegerAttr(alignment));
     }
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))

@@ -23,6 +23,13 @@
 //  - the same instructions on RDNA 4 (gfx12; RDNA 4 ISA): lanes 0-15 hold
 //    K 0-7 and lanes 16-31 K 8-15 of row l % 16 of A and column l % 16 of
 //    B; C[8 * (l / 16) + i][l % 16], i < 8.
+//  - wgmma.mma_async .m64nNk16 .f32 (PTX ISA, "Register Fragments and
+//    Shared Memory Matrix Layouts", accumulator D): thread t of the
+//    warpgroup, warp w = t / 32, groupID = (t % 32) / 4: element i holds
+//    row 16w + groupID + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2 * (t % 4)
+//    + i % 2 (the mma.sync m16n8 accumulators, one 16-row band per warp,
+//    repeated along N). A and B are not in registers: the instruction reads
+//    them from shared memory through matrix descriptors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,10 +66,14 @@ const MatrixIntrinsicInfo kIntrinsics[] = {
     {MI::MFMA_I32_16x16x64_I8,        16, 16, 64, 64, 16, 16, 4, 1},
     {MI::WMMA_GFX11_I32_16x16x16_I8,  16, 16, 16, 32, 16, 16, 8, 2},
     {MI::WMMA_GFX12_I32_16x16x16_I8,  16, 16, 16, 32, 8, 8, 8, 1},
+    {MI::WGMMA_F32_64x128x16_F16,     64, 128, 16, 128, 0, 0, 64, 1},
+    {MI::WGMMA_F32_64x128x16_BF16,    64, 128, 16, 128, 0, 0, 64, 1},
+    {MI::WGMMA_F32_64x256x16_F16,     64, 256, 16, 128, 0, 0, 128, 1},
+    {MI::WGMMA_F32_64x256x16_BF16,    64, 256, 16, 128, 0, 0, 128, 1},
 };
 // clang-format on
 
-enum class Family { MmaSync, MmaSyncS8, Mfma, WmmaGfx11, WmmaGfx12 };
+enum class Family { MmaSync, MmaSyncS8, Mfma, WmmaGfx11, WmmaGfx12, Wgmma };
 
 Family getFamily(MatrixIntrinsic kind) {
   switch (kind) {
@@ -87,6 +98,11 @@ Family getFamily(MatrixIntrinsic kind) {
   case MI::WMMA_GFX12_F32_16x16x16_BF16:
   case MI::WMMA_GFX12_I32_16x16x16_I8:
     return Family::WmmaGfx12;
+  case MI::WGMMA_F32_64x128x16_F16:
+  case MI::WGMMA_F32_64x128x16_BF16:
+  case MI::WGMMA_F32_64x256x16_F16:
+  case MI::WGMMA_F32_64x256x16_BF16:
+    return Family::Wgmma;
   }
   llvm_unreachable("unknown matrix intrinsic");
 }
@@ -117,6 +133,8 @@ bool hasBF16Inputs(MatrixIntrinsic kind) {
   case MI::MFMA_F32_16x16x32_BF16:
   case MI::WMMA_GFX11_F32_16x16x16_BF16:
   case MI::WMMA_GFX12_F32_16x16x16_BF16:
+  case MI::WGMMA_F32_64x128x16_BF16:
+  case MI::WGMMA_F32_64x256x16_BF16:
     return true;
   default:
     return false;
@@ -148,12 +166,15 @@ static AffineMap getAMDOperandLayout(MatrixIntrinsic kind,
     return AffineMap::get(2, 0, {lane % 16, e}, context);
   case Family::MmaSync:
   case Family::MmaSyncS8:
+  case Family::Wgmma:
     break;
   }
   llvm_unreachable("not an AMD intrinsic");
 }
 
 AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context) {
+  if (isWarpgroupIntrinsic(kind))
+    return AffineMap();
   if (!isMmaSync(kind))
     return getAMDOperandLayout(kind, context);
   AffineExpr lane, e;
@@ -171,6 +192,8 @@ AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context) {
 }
 
 AffineMap getFragmentLayoutB(MatrixIntrinsic kind, MLIRContext *context) {
+  if (isWarpgroupIntrinsic(kind))
+    return AffineMap();
   if (!isMmaSync(kind))
     return getAMDOperandLayout(kind, context);
   AffineExpr lane, e;
@@ -202,12 +225,22 @@ AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context) {
   case Family::WmmaGfx12:
     return AffineMap::get(2, 0, {lane.floorDiv(16) * 8 + e, lane % 16},
                           context);
+  case Family::Wgmma:
+    return AffineMap::get(2, 0,
+                          {lane.floorDiv(32) * 16 + (lane % 32).floorDiv(4) +
+                               (e.floorDiv(2) % 2) * 8,
+                           e.floorDiv(4) * 8 + (lane % 4) * 2 + e % 2},
+                          context);
   }
   llvm_unreachable("unknown matrix intrinsic");
 }
 
 bool usesLdMatrix(MatrixIntrinsic kind) {
   return getFamily(kind) == Family::MmaSync;
+}
+
+bool isWarpgroupIntrinsic(MatrixIntrinsic kind) {
+  return getFamily(kind) == Family::Wgmma;
 }
 
 int64_t getContiguousAElements(MatrixIntrinsic kind) {
@@ -244,6 +277,18 @@ std::optional<MatrixIntrinsic> getNvidiaMatrixIntrinsic(Type inputType) {
     return MI::MMA_SYNC_F32_16x8x16_BF16;
   if (inputType.isInteger(8))
     return MI::MMA_SYNC_I32_16x8x32_S8;
+  return std::nullopt;
+}
+
+bool hasWarpgroupMatrixInstructions(StringRef chip) { return chip == "sm_90a"; }
+
+std::optional<MatrixIntrinsic> getWarpgroupIntrinsic(Type inputType,
+                                                     int64_t n) {
+  bool f16 = inputType.isF16(), bf16 = inputType.isBF16();
+  if (n == 128 && (f16 || bf16))
+    return f16 ? MI::WGMMA_F32_64x128x16_F16 : MI::WGMMA_F32_64x128x16_BF16;
+  if (n == 256 && (f16 || bf16))
+    return f16 ? MI::WGMMA_F32_64x256x16_F16 : MI::WGMMA_F32_64x256x16_BF16;
   return std::nullopt;
 }
 
@@ -299,6 +344,9 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
   case Family::MmaSync:
   case Family::MmaSyncS8:
     break;
+  case Family::Wgmma:
+    llvm_unreachable(
+        "wgmma takes descriptors: createWarpgroupMatrixInstructions");
   }
 
   // nvvm.mma.sync takes 32-bit registers: pairs of 16-bit elements (f16 as
@@ -350,6 +398,73 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < info.cCount; ++i)
     elements.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
   return vector::FromElementsOp::create(b, loc, accType, elements);
+}
+
+} // namespace mlir::kiln
+
+namespace mlir::kiln {
+
+Value createWarpgroupMatrixInstructions(
+    OpBuilder &b, Location loc, MatrixIntrinsic kind,
+    ArrayRef<std::pair<Value, Value>> descriptors, bool transposedB, Value c) {
+  assert(isWarpgroupIntrinsic(kind) && "not a warpgroup instruction");
+  const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(kind);
+  auto accType = cast<VectorType>(c.getType());
+  Type accElement = accType.getElementType();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(info.cCount, accElement));
+  Value acc = LLVM::UndefOp::create(b, loc, structType);
+  for (int64_t i = 0; i < info.cCount; ++i)
+    acc = LLVM::InsertValueOp::create(
+        b, loc, acc, vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}),
+        i);
+  NVVM::WGMMATypes input =
+      hasBF16Inputs(kind) ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  // A is K-major (row); B is N-major when stored K x N (row: the
+  // instruction transposes it), K-major when stored N x K (col).
+  auto shape = NVVM::MMAShapeAttr::get(b.getContext(), info.m, info.n, info.k);
+  for (auto [descriptorA, descriptorB] : descriptors)
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, acc, descriptorA, descriptorB, shape, input, input,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        transposedB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        /*satfinite=*/nullptr);
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < info.cCount; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return vector::FromElementsOp::create(b, loc, accType, elements);
+}
+
+Value waitForWarpgroupMatrixInstructions(OpBuilder &b, Location loc, Value c) {
+  auto accType = cast<VectorType>(c.getType());
+  int64_t count = accType.getNumElements();
+  Type accElement = accType.getElementType();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, accElement));
+  // "=f" outputs tied to the inputs ("0", "1", ...): the registers pass
+  // through the wait untouched, and every later use depends on it.
+  SmallVector<Value> elements;
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i) {
+    elements.push_back(
+        vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
+    constraints += i ? ",=f" : "=f";
+  }
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "," + std::to_string(i);
+  Value waited =
+      LLVM::InlineAsmOp::create(
+          b, loc, structType, elements, "wgmma.wait_group.sync.aligned 0;",
+          constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          /*operand_attrs=*/ArrayAttr())
+          .getResult(0);
+  SmallVector<Value> results;
+  for (int64_t i = 0; i < count; ++i)
+    results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
+  return vector::FromElementsOp::create(b, loc, accType, results);
 }
 
 } // namespace mlir::kiln

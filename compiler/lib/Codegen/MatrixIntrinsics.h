@@ -45,7 +45,8 @@ struct MatrixIntrinsicInfo {
 const MatrixIntrinsicInfo &getMatrixIntrinsicInfo(MatrixIntrinsic kind);
 
 // The fragment layouts: (lane, element) -> (row, column) as described
-// above.
+// above. The warpgroup instructions (wgmma) hold only C in registers: their
+// A and B layouts are null maps (isWarpgroupIntrinsic).
 AffineMap getFragmentLayoutA(MatrixIntrinsic kind, MLIRContext *context);
 AffineMap getFragmentLayoutB(MatrixIntrinsic kind, MLIRContext *context);
 AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context);
@@ -55,6 +56,12 @@ AffineMap getFragmentLayoutC(MatrixIntrinsic kind, MLIRContext *context);
 // 16x16 tile, ldmatrix.x4.trans the B fragments of two 16x8 tiles from a
 // K-major B), which realizes the same layouts as getFragmentLayoutA/B.
 bool usesLdMatrix(MatrixIntrinsic kind);
+
+// Whether the instruction is a warpgroup one (NVIDIA wgmma, sm_90a): its
+// "subgroup" is a warpgroup of 128 threads, and it reads A and B from shared
+// memory itself, through matrix descriptors, so they have no register
+// fragments.
+bool isWarpgroupIntrinsic(MatrixIntrinsic kind);
 
 // Elements of A that are consecutive along K in a lane's fragment and can
 // be read with one vector load (1 when none are).
@@ -67,6 +74,14 @@ Type getMatrixAccumulatorType(MatrixIntrinsic kind, MLIRContext *context);
 
 // The NVIDIA instruction for `inputType` (f16, bf16 or i8) on sm_80+.
 std::optional<MatrixIntrinsic> getNvidiaMatrixIntrinsic(Type inputType);
+
+// Whether `chip` has the warpgroup instructions (sm_90a: the arch-specific
+// form of sm_90, which runs on sm_90 devices only).
+bool hasWarpgroupMatrixInstructions(StringRef chip);
+
+// The warpgroup instruction m64 x `n` x 16 for `inputType` (f16 or bf16;
+// n 128 or 256), if there is one.
+std::optional<MatrixIntrinsic> getWarpgroupIntrinsic(Type inputType, int64_t n);
 
 // The AMD matrix instruction for `inputType` (f16, bf16 or i8) x
 // `inputType` -> f32 (i32) on `chip` with subgroups of `subgroupSize`
@@ -82,6 +97,23 @@ getAMDMatrixIntrinsic(StringRef chip, int64_t subgroupSize, Type inputType);
 Value createMatrixInstruction(OpBuilder &b, Location loc,
                               MatrixIntrinsic kind, Value a, Value bValue,
                               Value c);
+
+// Emits warpgroup instructions (isWarpgroupIntrinsic) that accumulate into
+// `c` (vector<cCount x f32>, the thread's accumulators in the C layout), one
+// per (descriptor of A, descriptor of B) pair in order, and returns the
+// accumulators they produce. A is K-major in shared memory; B is N-major
+// (stored K x N) or, when `transposedB`, K-major (stored N x K). The
+// instructions run asynchronously: the caller fences before them
+// (nvvm.wgmma.fence), and commits and waits before reading the result.
+Value createWarpgroupMatrixInstructions(
+    OpBuilder &b, Location loc, MatrixIntrinsic kind,
+    ArrayRef<std::pair<Value, Value>> descriptors, bool transposedB, Value c);
+
+// Waits until every warpgroup instruction of the thread has completed and
+// returns `c`, their accumulators (vector<cCount x f32>), as values that
+// depend on the wait, so that nothing reads a register the instructions
+// may still write.
+Value waitForWarpgroupMatrixInstructions(OpBuilder &b, Location loc, Value c);
 
 } // namespace mlir::kiln
 

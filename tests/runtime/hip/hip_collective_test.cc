@@ -202,6 +202,33 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
                                                            &executable));
     kiln_hal_executable_release(executable);
   }
+  // An arch-specific variant ("sm_90a": wgmma) runs on its own chip only,
+  // and counts as built for this very chip there.
+  std::string own;
+  for (int sm : {75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121}) {
+    std::string target = "cuda:sm_" + std::to_string(sm);
+    if (kiln_hal_executable_cache_can_prepare_format(cache, target.c_str()))
+      own = target;
+  }
+  ASSERT_FALSE(own.empty()) << "the device names no cuda:sm_X target";
+  EXPECT_TRUE(
+      kiln_hal_executable_cache_can_prepare_format(cache, (own + "a").c_str()));
+  std::string older = own == "cuda:sm_80" ? "cuda:sm_75a" : "cuda:sm_80a";
+  for (const std::string &target : {own + "a", older}) {
+    kiln_hal_executable_params_t params = {"ptx", bytes.data(), bytes.size(),
+                                           1,     exports,      target.c_str()};
+    kiln_hal_executable_t *executable = nullptr;
+    kiln_status_t status = kiln_hal_executable_cache_prepare_executable(
+        cache, &params, &executable);
+    if (target == older) {
+      EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INCOMPATIBLE) << target;
+      std::string text = TakeMessage(status);
+      EXPECT_NE(text.find("arch-specific"), std::string::npos) << text;
+    } else {
+      EXPECT_OK(status); // the variant for this very chip
+      kiln_hal_executable_release(executable);
+    }
+  }
   kiln_hal_executable_cache_release(cache);
 }
 

@@ -49,19 +49,38 @@ std::string deviceTarget(const DeviceContext& context) {
   return std::string(context.platform->targetBackend()) + ":" + context.arch;
 }
 
-bool canPrepareFormat(kiln_hal_executable_cache_t* base, const char* format) {
-  const DeviceContext& context = *cast(base)->context;
-  return std::strcmp(format, context.platform->executableFormat()) == 0 ||
-         format == deviceTarget(context);
-}
-
-// "sm_90" -> 90; 0 if not of that form.
+// "sm_90" and "sm_90a" -> 90; 0 if not of that form.
 unsigned smNumber(const std::string& arch) {
   if (arch.compare(0, 3, "sm_") != 0) return 0;
   unsigned number = 0;
   for (size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i)
     number = number * 10 + unsigned(arch[i] - '0');
   return number;
+}
+
+// "sm_90a": PTX with the chip's arch-specific features (wgmma), which the
+// driver compiles for that very chip only, not for newer ones.
+bool isArchSpecific(const std::string &arch) {
+  return smNumber(arch) != 0 && arch.back() == 'a';
+}
+
+// Whether a PTX target `wanted` ("sm_80", "sm_90a") runs on a chip `have`
+// ("sm_90"): PTX is JIT-compiled forward, except the arch-specific forms.
+bool ptxRunsOn(const std::string &wanted, const std::string &have) {
+  unsigned wantedSm = smNumber(wanted), haveSm = smNumber(have);
+  if (!wantedSm || !haveSm)
+    return false;
+  return isArchSpecific(wanted) ? wantedSm == haveSm : wantedSm <= haveSm;
+}
+
+bool canPrepareFormat(kiln_hal_executable_cache_t *base, const char *format) {
+  const DeviceContext &context = *cast(base)->context;
+  // The device's own target, and its arch-specific form ("cuda:sm_90a" on
+  // an sm_90 device), count as built for this very chip.
+  std::string target = deviceTarget(context);
+  return std::strcmp(format, context.platform->executableFormat()) == 0 ||
+         format == target ||
+         (smNumber(context.arch) != 0 && format == target + "a");
 }
 
 // A PTX module states the oldest chip it runs on (".target sm_80"); the
@@ -74,11 +93,13 @@ kiln_status_t checkPtxTarget(const DeviceContext& context,
   if (begin == std::string::npos) return nullptr;
   size_t end = ptx.find_first_of(" \t,\r\n", begin);
   std::string target = ptx.substr(begin, end - begin);
-  unsigned wanted = smNumber(target), have = smNumber(context.arch);
-  if (wanted && have && wanted > have)
-    return makeStatus(KILN_STATUS_INCOMPATIBLE,
-                      "PTX for %s cannot run on hip://%d (%s)", target.c_str(),
-                      context.ordinal, context.arch.c_str());
+  if (smNumber(target) && smNumber(context.arch) &&
+      !ptxRunsOn(target, context.arch))
+    return makeStatus(
+        KILN_STATUS_INCOMPATIBLE, "PTX for %s cannot run on hip://%d (%s)%s",
+        target.c_str(), context.ordinal, context.arch.c_str(),
+        isArchSpecific(target) ? ": arch-specific PTX runs on its own chip only"
+                               : "");
   return nullptr;
 }
 
@@ -94,8 +115,7 @@ kiln_status_t checkVariantTarget(const DeviceContext& context,
   std::string chip = colon == std::string::npos ? "" : target.substr(colon + 1);
   bool runs = variantBackend == backend;
   if (runs && backend == "cuda") {
-    unsigned wanted = smNumber(chip), have = smNumber(context.arch);
-    runs = wanted != 0 && have != 0 && wanted <= have;
+    runs = ptxRunsOn(chip, context.arch);
   } else if (runs) {
     runs = chip == context.arch;
   }
@@ -105,7 +125,8 @@ kiln_status_t checkVariantTarget(const DeviceContext& context,
                       "hip://%d, a %s device%s",
                       target.c_str(), context.ordinal, device.c_str(),
                       backend == "cuda"
-                          ? " (PTX runs on its sm or newer ones)"
+                          ? " (PTX runs on its sm or newer ones; "
+                            "arch-specific sm_XXa PTX on its own sm only)"
                           : " (code objects run on their own gfx chip only)");
   return nullptr;
 }
