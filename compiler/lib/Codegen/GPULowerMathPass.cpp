@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_GPULOWERMATHPASS
@@ -143,6 +144,67 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
   }
 };
 
+// f32 divisions of a block that share one divisor (a softmax's row sum,
+// a mean's count) become multiplications by its reciprocal, computed once:
+// x / s = (x * (1 / (s * k))) * k, with k = 2^64 when |s| < 2^-100, 2^-64
+// when |s| > 2^100, else 1, so that the reciprocal is neither infinite nor
+// subnormal for finite nonzero s (zero, infinite and NaN divisors give
+// the division's infinities, zeros and NaNs). Each division becomes one or
+// two multiplications (the second by a power of two, exact unless the
+// result overflows or underflows) instead of a correctly rounded division
+// (div.rn.f32: about ten instructions; AMD's div_scale / div_fmas /
+// div_fixup sequence): at most 1 ulp beyond the division's rounding. A
+// divisor of a vector division counts when it is a broadcast scalar.
+static void shareReciprocals(Operation *root) {
+  llvm::MapVector<std::pair<Block *, Value>, SmallVector<arith::DivFOp>> groups;
+  root->walk([&](arith::DivFOp div) {
+    if (!getElementTypeOrSelf(div.getType()).isF32())
+      return;
+    Value divisor = div.getRhs();
+    if (auto broadcast = divisor.getDefiningOp<vector::BroadcastOp>())
+      divisor = broadcast.getSource();
+    if (!divisor.getType().isF32())
+      return;
+    groups[{div->getBlock(), divisor}].push_back(div);
+  });
+  for (auto &[key, divisions] : groups) {
+    if (divisions.size() < 2)
+      continue;
+    Value s = key.second;
+    // The first division of the block comes first (walk order).
+    OpBuilder b(divisions.front());
+    Location loc = divisions.front().getLoc();
+    auto constant = [&](float v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    };
+    Value magnitude = math::AbsFOp::create(b, loc, s);
+    Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                       magnitude, constant(0x1p-100f));
+    Value huge = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                       magnitude, constant(0x1p100f));
+    Value k = arith::SelectOp::create(
+        b, loc, tiny, constant(0x1p64f),
+        arith::SelectOp::create(b, loc, huge, constant(0x1p-64f),
+                                constant(1.0f)));
+    Value reciprocal = arith::DivFOp::create(
+        b, loc, constant(1.0f), arith::MulFOp::create(b, loc, s, k));
+    for (arith::DivFOp div : divisions) {
+      b.setInsertionPoint(div);
+      Value r = reciprocal, scale = k;
+      if (auto vectorType = dyn_cast<VectorType>(div.getType())) {
+        r = vector::BroadcastOp::create(b, div.getLoc(), vectorType, r);
+        scale = vector::BroadcastOp::create(b, div.getLoc(), vectorType, k);
+      }
+      Value product = arith::MulFOp::create(b, div.getLoc(), div.getLhs(), r,
+                                            div.getFastmathAttr());
+      Value quotient = arith::MulFOp::create(b, div.getLoc(), product, scale,
+                                             div.getFastmathAttr());
+      div.getResult().replaceAllUsesWith(quotient);
+      div.erase();
+    }
+  }
+}
+
 struct GPULowerMathPass
     : public kiln::impl::GPULowerMathPassBase<GPULowerMathPass> {
   using Base::Base;
@@ -188,6 +250,19 @@ struct GPULowerMathPass
         patterns.add<MathToIntrinsic<math::LogOp, LLVM::LogOp>>(ctx, false);
       } else {
         patterns.add<ExpF32ToNvvmEx2>(ctx, /*benefit=*/2);
+        // f32 maxima and minima as LLVM's intrinsics, which have their
+        // semantics (NaN-propagating maximum / minimum, NaN-ignoring maxnum
+        // / minnum) and become one max.NaN.f32 / max.f32 on sm_80 and later;
+        // arith-expand would spell maximumf as compare-and-selects (four
+        // instructions, per element of a softmax's row max).
+        patterns.add<MathToIntrinsic<arith::MaximumFOp, LLVM::MaximumOp>>(
+            ctx, false);
+        patterns.add<MathToIntrinsic<arith::MinimumFOp, LLVM::MinimumOp>>(
+            ctx, false);
+        patterns.add<MathToIntrinsic<arith::MaxNumFOp, LLVM::MaxNumOp>>(ctx,
+                                                                        false);
+        patterns.add<MathToIntrinsic<arith::MinNumFOp, LLVM::MinNumOp>>(ctx,
+                                                                        false);
       }
       auto approximate = [](StringRef) { return true; };
       populateMathF32ExpansionPatterns(patterns, approximate);
@@ -196,7 +271,10 @@ struct GPULowerMathPass
         return signalPassFailure();
     }
 
-    // 3. LLVM's fpext/fptrunc take no fast-math flags, but the arith-to-LLVM
+    // 3. Divisions by a shared divisor (see shareReciprocals).
+    shareReciprocals(getOperation());
+
+    // 4. LLVM's fpext/fptrunc take no fast-math flags, but the arith-to-LLVM
     //    conversion would carry extf/truncf flags over as an attribute that
     //    translation to LLVM IR rejects.
     getOperation()->walk([](Operation *op) {
