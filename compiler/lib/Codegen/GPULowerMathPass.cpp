@@ -70,14 +70,17 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
   bool allowF64;
 };
 
-// f32 exp on NVVM through the special function unit, as CUDA's expf: with
-// n = round(x log2(e)) and r = x - n ln(2) (two FMAs, Cody-Waite),
-// exp(x) = ex2.approx(r log2(e)) * 2^(n - h) * 2^h, h = n >> 1, where the two
-// powers are built as bit patterns (both in the normal range for the
-// clamped x) so that results overflow to inf and round into subnormals as
-// exp does. x is first clamped to [-104, 89] (beyond them exp is 0 or inf;
-// NaN passes through the comparisons). About 2 ulp (ex2.approx's 2^-22.5
-// relative error); 12 instructions instead of MLIR's polynomial.
+// f32 exp on NVVM through the special function unit: with n = round(x
+// log2(e)) clamped to [-149, 127] and r = x - n ln(2) (two FMAs,
+// Cody-Waite), exp(x) = ex2.approx(r log2(e)) * ex2.approx(n). The second
+// factor is an exact power of two, subnormal or normal (ex2.approx is exact
+// at integers and, without .ftz, returns subnormals), and the first stays
+// accurate where the clamp makes r larger than ln(2) / 2 (at the ends,
+// where the product overflows to inf or rounds into the subnormals, or to
+// 0, in its one rounding, as exp does). Infinite x give r infinite; NaN
+// passes through the NaN-propagating clamp. About 2 ulp (ex2.approx's
+// 2^-22.5 relative error); 10 instructions, two on the special function
+// unit.
 struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op,
@@ -104,43 +107,29 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
   }
 
   static Value expand(OpBuilder &b, Location loc, Value x) {
-    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type f32 = b.getF32Type();
     auto constant = [&](float v) -> Value {
       return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
     };
-    auto integer = [&](int32_t v) -> Value {
-      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    auto ex2 = [&](Value v) -> Value {
+      return LLVM::CallIntrinsicOp::create(
+                 b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
+                 ValueRange{v})
+          .getResult(0);
     };
-    auto clampTo = [&](Value v, float bound, arith::CmpFPredicate beyond) {
-      Value limit = constant(bound);
-      Value out = arith::CmpFOp::create(b, loc, beyond, v, limit);
-      return arith::SelectOp::create(b, loc, out, limit, v).getResult();
-    };
-    x = clampTo(x, 89.0f, arith::CmpFPredicate::OGT);
-    x = clampTo(x, -104.0f, arith::CmpFPredicate::OLT);
     // Round to nearest by adding and subtracting 1.5 * 2^23.
     Value magic = constant(12582912.0f);
     Value n = arith::SubFOp::create(
         b, loc,
         LLVM::FMAOp::create(b, loc, x, constant(1.44269504088896341f), magic),
         magic);
+    n = LLVM::MinimumOp::create(b, loc, n, constant(127.0f));
+    n = LLVM::MaximumOp::create(b, loc, n, constant(-149.0f));
     Value r = LLVM::FMAOp::create(b, loc, n, constant(-0.693145751953125f), x);
     r = LLVM::FMAOp::create(b, loc, n, constant(-1.428606765330187e-06f), r);
-    Value e = LLVM::CallIntrinsicOp::create(
-                  b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
-                  ValueRange{arith::MulFOp::create(
-                      b, loc, r, constant(1.44269504088896341f))})
-                  .getResult(0);
-    Value k = arith::FPToSIOp::create(b, loc, i32, n);
-    Value h = arith::ShRSIOp::create(b, loc, k, integer(1));
-    auto power = [&](Value exponent) -> Value {
-      Value biased = arith::AddIOp::create(b, loc, exponent, integer(127));
-      Value bits = arith::ShLIOp::create(b, loc, biased, integer(23));
-      return arith::BitcastOp::create(b, loc, f32, bits);
-    };
-    Value scaled = arith::MulFOp::create(
-        b, loc, e, power(arith::SubIOp::create(b, loc, k, h)));
-    return arith::MulFOp::create(b, loc, scaled, power(h));
+    Value e =
+        ex2(arith::MulFOp::create(b, loc, r, constant(1.44269504088896341f)));
+    return arith::MulFOp::create(b, loc, e, ex2(n));
   }
 };
 
