@@ -88,11 +88,14 @@ static int64_t contractionSharedBytes(const ContractionTiling &tiling,
                                       int64_t elementBytes, bool simt) {
   if (simt)
     return tiling.tileK * (tiling.tileM + tiling.tileN + 8) * elementBytes;
+  // The warpgroup form's stages start on 1024-byte swizzle atoms: in the
+  // dynamic buffer (16-byte aligned) up to 1008 bytes go to realigning it.
+  int64_t realignment = tiling.subgroupLanes ? 1024 - 16 : 0;
   int64_t stages = std::max<int64_t>(1, tiling.pipelineDepth);
   int64_t padding = tiling.pipelineDepth ? 0 : 16 / elementBytes;
-  return stages * elementBytes *
-         (tiling.tileM * (tiling.tileK + padding) +
-          tiling.tileK * (tiling.tileN + padding));
+  return realignment + stages * elementBytes *
+                           (tiling.tileM * (tiling.tileK + padding) +
+                            tiling.tileK * (tiling.tileN + padding));
 }
 
 // NVIDIA chips with mma.sync m16n8k16 for f16 and bf16 (sm_80 and later).

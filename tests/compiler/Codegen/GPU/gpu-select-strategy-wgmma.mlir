@@ -7,6 +7,9 @@
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90 max-shared-memory-bytes=232448" | FileCheck %s --check-prefix=SM90
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90a max-shared-memory-bytes=49152" | FileCheck %s --check-prefix=STATIC48
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90a layout-fragments=true" | FileCheck %s --check-prefix=LAYOUT
+// Exactly 192 KiB: the 128x256 stages would fit but not the up to 1008
+// bytes that realigning the dynamic buffer to 1024 may take.
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-select-strategy="subgroup-size=32 chip=sm_90a max-shared-memory-bytes=196608" | FileCheck %s --check-prefix=FIT192
 
 // Enough 128x256 tiles to fill the GPU: two warpgroups of 64x256, K slices
 // of 64 in 4 stages.
@@ -17,6 +20,9 @@
 // STATIC48-LABEL: func.func @large_f16
 // STATIC48-SAME: workgroup_tile = [64, 64, 0]
 // STATIC48-SAME: intrinsic = mma_sync_f32_16x8x16_f16
+// FIT192-LABEL: func.func @large_f16
+// FIT192-SAME: workgroup_tile = [128, 128, 0]
+// FIT192-SAME: intrinsic = wgmma_f32_64x128x16_f16
 // LAYOUT-LABEL: func.func @large_f16
 // LAYOUT-SAME: intrinsic = mma_sync_f32_16x8x16_f16
 // LAYOUT-SAME: layout_fragments = true
