@@ -8,9 +8,12 @@
 // stages; partial tiles copy zeros past the operands' extents), then every
 // subgroup reads its fragments from shared memory in the layout of the
 // matrix instruction (MatrixIntrinsics.h) and issues the instruction per
-// (16 x n) tile. The fused elementwise consumer of the matmul (bias,
-// activation, truncation) is applied to the accumulators in registers and
-// stored once, adjacent columns as one vector.
+// (16 x n) tile. On sm_90a (wgmma) a subgroup is a warpgroup whose
+// instructions read A and B from the stages themselves, through matrix
+// descriptors of the 128-byte swizzle layout the copies write. The fused
+// elementwise consumer of the matmul (bias, activation, truncation) is
+// applied to the accumulators in registers and stored once, adjacent
+// columns as one vector.
 //
 //===----------------------------------------------------------------------===//
 
