@@ -52,7 +52,10 @@ static void define(Operation *op) {
   Location loc = op->getLoc();
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Type type = lhs.getType();
-  unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
+  Type element = getElementTypeOrSelf(type);
+  unsigned width = isa<IndexType>(element)
+                       ? IndexType::kInternalStorageBitWidth
+                       : element.getIntOrFloatBitWidth();
   bool isSigned = isa<arith::DivSIOp, arith::RemSIOp>(op);
   bool isDivision = isa<arith::DivSIOp, arith::DivUIOp>(op);
 

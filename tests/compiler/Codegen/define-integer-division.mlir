@@ -58,3 +58,20 @@ func.func @ceildiv(%x: i64, %y: i64) -> i64 {
   %0 = arith.ceildivsi %x, %y : i64
   return %0 : i64
 }
+
+// -----
+
+// Index divisions by a value (workgroup tile arithmetic) are defined the
+// same way, at the index type's 64 bits.
+// CHECK-LABEL: func.func @index_divisor
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[BY_ZERO:.*]] = arith.cmpi eq, %[[Y:.*]], %[[ZERO]] : index
+// CHECK: %[[SAFE:.*]] = arith.select %[[BY_ZERO]], %[[ONE]], %[[Y]] : index
+// CHECK: %[[Q:.*]] = arith.divui %{{.*}}, %[[SAFE]] : index
+// CHECK: %[[ALL:.*]] = arith.constant -1 : index
+// CHECK: arith.select %[[BY_ZERO]], %[[ALL]], %[[Q]] : index
+func.func @index_divisor(%x: index, %y: index) -> index {
+  %q = arith.divui %x, %y : index
+  return %q : index
+}
