@@ -168,6 +168,37 @@ func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
 }}""",
     [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))
 
+# 25 x 4 tiles of 128x128 (sm_90's mma.sync and sm_90a's wgmma alike):
+# workgroups take their tiles in groups of 8 tile rows (L2 reuse), the last
+# group one row; the weighted row sums catch a tile computed twice or never.
+M, N, K = 3200, 512, 64
+w = np.random.default_rng(11).integers(-3, 4, size=N).astype(np.float32)
+i, k, j = np.arange(M)[:, None], np.arange(K)[None, :], np.arange(N)[None, :]
+a_gen = (((i * 3 + k * 5) % 5) - 2) / 2
+b_gen = (((np.arange(K)[:, None] * 7 + j * 3) % 3) - 1) / 2
+CASES.append(Case(
+    "matmul/contraction_grouped_tiles_f16.mlir",
+    f"f16 {M}x{K} * {K}x{N} -> f32 generated from indices, then one weighted sum per row (GPUs: 25 x 4 tiles of 128x128, taken in groups of 8 tile rows).",
+    f"""#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
+{index_pattern("%a", M, K, 3, 5, 5)}
+{index_pattern("%b", K, N, 7, 3, 3)}
+{FILL.format(shape=f"{M}x{N}")}  %c = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
+  %z = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<{M}xf32>
+  %fs = linalg.fill ins(%z : f32) outs(%es : tensor<{M}xf32>) -> tensor<{M}xf32>
+  %s = linalg.generic {{indexing_maps = [#id, #col, #row], iterator_types = ["parallel", "reduction"]}} ins(%c, %w : tensor<{M}x{N}xf32>, tensor<{N}xf32>) outs(%fs : tensor<{M}xf32>) {{
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }} -> tensor<{M}xf32>
+  return %s : tensor<{M}xf32>
+}}""",
+    [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))
+
 # Sizes that are not multiples of the tiles (K and N multiples of 8): the
 # cp.async form masks its partial tiles (zero-filled copies past M, N and
 # K, no stores past M and N).
