@@ -53,9 +53,8 @@ static void define(Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Type type = lhs.getType();
   Type element = getElementTypeOrSelf(type);
-  unsigned width = isa<IndexType>(element)
-                       ? IndexType::kInternalStorageBitWidth
-                       : element.getIntOrFloatBitWidth();
+  unsigned width = isa<IndexType>(element) ? IndexType::kInternalStorageBitWidth
+                                           : element.getIntOrFloatBitWidth();
   bool isSigned = isa<arith::DivSIOp, arith::RemSIOp>(op);
   bool isDivision = isa<arith::DivSIOp, arith::DivUIOp>(op);
 
