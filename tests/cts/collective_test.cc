@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,6 +170,185 @@ std::vector<T> valuesOf(const std::vector<uint8_t>& bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
   std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
   return values;
+}
+
+// Every rank creates the window from its own thread (creation is
+// collective); returns the windows, or an empty vector after a failure
+// (reported) or where the driver has none (|unimplemented| set).
+std::vector<kiln_hal_window_t *>
+createWindows(const std::vector<kiln_hal_channel_t *> &channels,
+              const std::vector<kiln_hal_window_params_t> &params,
+              bool *unimplemented,
+              std::vector<kiln_status_code_t> *codes = nullptr) {
+  size_t ranks = channels.size();
+  std::vector<kiln_hal_window_t *> windows(ranks, nullptr);
+  std::vector<kiln_status_t> statuses(ranks, nullptr);
+  std::vector<std::thread> creators;
+  for (size_t r = 0; r < ranks; ++r)
+    creators.emplace_back([&, r] {
+      statuses[r] =
+          kiln_hal_window_create(channels[r], &params[r], &windows[r]);
+    });
+  for (std::thread &creator : creators)
+    creator.join();
+  *unimplemented = false;
+  bool failed = false;
+  for (size_t r = 0; r < ranks; ++r) {
+    if (codes)
+      codes->push_back(kiln_status_code(statuses[r]));
+    if (!statuses[r])
+      continue;
+    failed = true;
+    *unimplemented |=
+        kiln_status_code(statuses[r]) == KILN_STATUS_UNIMPLEMENTED;
+    std::string message = kiln_status_message(statuses[r]);
+    kiln_status_free(statuses[r]);
+    if (!codes && !*unimplemented)
+      ADD_FAILURE() << "rank " << r << ": " << message;
+  }
+  if (failed) {
+    for (kiln_hal_window_t *window : windows)
+      kiln_hal_window_release(window);
+    return {};
+  }
+  return windows;
+}
+
+// Every rank's kernel writes through the peer table into every rank's data
+// and signals (cts_window_put); each rank then finds every peer's word and
+// signal in its own window. The memory starts zeroed, and each rank's lives
+// on after its owner released its window while a peer still holds one.
+TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
+  constexpr uint64_t kSize = 4096;
+  constexpr uint32_t kSignals = 8;
+  bool unimplemented = false;
+  std::vector<kiln_hal_window_t *> windows = createWindows(
+      channels,
+      std::vector<kiln_hal_window_params_t>(size_t(ranks), {kSize, kSignals}),
+      &unimplemented);
+  if (unimplemented)
+    GTEST_SKIP() << "driver has no symmetric windows";
+  ASSERT_EQ(windows.size(), size_t(ranks));
+  for (int32_t r = 0; r < ranks; ++r) {
+    kiln_hal_window_t *window = windows[size_t(r)];
+    EXPECT_EQ(kiln_hal_window_size(window), kSize);
+    EXPECT_EQ(kiln_hal_window_signal_count(window), kSignals);
+    EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_data(window)), kSize);
+    EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_signals(window)),
+              8u * kSignals);
+    EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_peer_table(window)),
+              16u * uint64_t(ranks));
+    std::vector<uint32_t> data(kSize / 4, 1);
+    KILN_EXPECT_OK(kiln_hal_buffer_read(kiln_hal_window_data(window), 0,
+                                        data.data(), kSize));
+    for (uint32_t word : data)
+      ASSERT_EQ(word, 0u) << "rank " << r;
+  }
+  // The kernels: on devices that run host shared objects.
+  const char *path = std::getenv("KILN_CTS_KERNELS_PATH");
+  if (!path || !*path)
+    path = KILN_CTS_KERNELS_PATH;
+  std::ifstream file(path, std::ios::binary);
+  std::vector<uint8_t> binary((std::istreambuf_iterator<char>(file)), {});
+  ASSERT_FALSE(binary.empty()) << "cannot read " << path;
+  kiln_hal_executable_export_t put = {
+      "cts_window_put", {1, 1, 1}, {1, 1, 1}, 1, 2, 0};
+  std::vector<kiln_hal_semaphore_t *> done;
+  for (int32_t r = 0; r < ranks; ++r) {
+    kiln_hal_device_t *on = devices[size_t(r)];
+    kiln_hal_executable_cache_t *cache = nullptr;
+    KILN_ASSERT_OK(kiln_hal_executable_cache_create(on, &cache));
+    kiln_hal_executable_params_t params = {"elf-so-v1", binary.data(),
+                                           binary.size(), 1, &put};
+    kiln_hal_executable_t *executable = nullptr;
+    KILN_ASSERT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                                &executable));
+    kiln_hal_executable_cache_release(cache);
+    kiln_hal_command_buffer_t *cb = nullptr;
+    KILN_ASSERT_OK(kiln_hal_command_buffer_create(
+        on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+    KILN_ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+    kiln_hal_buffer_ref_t table =
+        ref(kiln_hal_window_peer_table(windows[size_t(r)]));
+    uint32_t constants[2] = {uint32_t(r), uint32_t(ranks)};
+    KILN_ASSERT_OK(kiln_hal_command_buffer_dispatch(cb, executable, 0, nullptr,
+                                                    2, constants, 1, &table));
+    KILN_ASSERT_OK(kiln_hal_command_buffer_end(cb));
+    kiln_hal_semaphore_t *semaphore = nullptr;
+    KILN_ASSERT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
+    done.push_back(semaphore);
+    uint64_t one = 1;
+    kiln_hal_semaphore_list_t signal = semaphoreList(&done.back(), &one, 1);
+    KILN_ASSERT_OK(kiln_hal_device_queue_execute(
+        on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
+    kiln_hal_command_buffer_release(cb);
+    kiln_hal_executable_release(executable);
+  }
+  for (kiln_hal_semaphore_t *semaphore : done) {
+    KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
+    kiln_hal_semaphore_release(semaphore);
+  }
+  // Rank 0 lets its window go first: the others still read its memory.
+  kiln_hal_window_release(windows[0]);
+  for (int32_t r = 1; r < ranks; ++r) {
+    std::vector<uint32_t> data(static_cast<size_t>(ranks));
+    KILN_EXPECT_OK(
+        kiln_hal_buffer_read(kiln_hal_window_data(windows[size_t(r)]), 0,
+                             data.data(), data.size() * 4));
+    std::vector<uint64_t> signals(kSignals);
+    KILN_EXPECT_OK(
+        kiln_hal_buffer_read(kiln_hal_window_signals(windows[size_t(r)]), 0,
+                             signals.data(), kSignals * 8));
+    for (int32_t peer = 0; peer < ranks; ++peer) {
+      EXPECT_EQ(data[size_t(peer)], 100u + uint32_t(peer))
+          << "rank " << r << ", word of rank " << peer;
+      EXPECT_EQ(signals[size_t(peer)], 1u)
+          << "rank " << r << ", signal of rank " << peer;
+    }
+    for (uint32_t slot = uint32_t(ranks); slot < kSignals; ++slot)
+      EXPECT_EQ(signals[slot], 0u) << "rank " << r << ", slot " << slot;
+    kiln_hal_window_release(windows[size_t(r)]);
+  }
+}
+
+// Ranks that ask for different windows all fail (none waits forever), the
+// group still works afterwards, and bad parameters are refused before any
+// rank waits.
+TEST_P(CollectiveTest, MismatchedWindowsFailEveryRankAndBadParamsAreRefused) {
+  std::vector<kiln_hal_window_params_t> params(size_t(ranks), {256, 4});
+  params.back().size = 512;
+  bool unimplemented = false;
+  std::vector<kiln_status_code_t> codes;
+  std::vector<kiln_hal_window_t *> windows =
+      createWindows(channels, params, &unimplemented, &codes);
+  if (unimplemented)
+    GTEST_SKIP() << "driver has no symmetric windows";
+  EXPECT_TRUE(windows.empty());
+  for (kiln_status_code_t code : codes)
+    EXPECT_EQ(code, KILN_STATUS_FAILED_PRECONDITION);
+  windows = createWindows(
+      channels, std::vector<kiln_hal_window_params_t>(size_t(ranks), {64, 0}),
+      &unimplemented);
+  ASSERT_EQ(windows.size(), size_t(ranks));
+  // No signal slots still gives one 8-byte buffer.
+  EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_signals(windows[0])),
+            8u);
+  for (kiln_hal_window_t *window : windows)
+    kiln_hal_window_release(window);
+
+  kiln_hal_window_t *window = nullptr;
+  for (kiln_hal_window_params_t bad :
+       {kiln_hal_window_params_t{0, 1},
+        kiln_hal_window_params_t{(uint64_t(1) << 40) + 1, 1},
+        kiln_hal_window_params_t{64, (1u << 20) + 1}}) {
+    kiln_status_t status = kiln_hal_window_create(channels[0], &bad, &window);
+    EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+    EXPECT_EQ(window, nullptr);
+    kiln_status_free(status);
+  }
+  kiln_status_t status = kiln_hal_window_create(channels[0], nullptr, &window);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT);
+  kiln_status_free(status);
 }
 
 TEST_P(CollectiveTest, AllReduceSumF32) {

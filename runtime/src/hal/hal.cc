@@ -169,6 +169,7 @@ KILN_CHECK_DESTROY(command_buffer)
 KILN_CHECK_DESTROY(executable_cache)
 KILN_CHECK_DESTROY(executable)
 KILN_CHECK_DESTROY(channel)
+KILN_CHECK_DESTROY(window)
 
 KILN_DEFINE_RETAIN_RELEASE(driver)
 KILN_DEFINE_RETAIN_RELEASE(device)
@@ -178,6 +179,7 @@ KILN_DEFINE_RETAIN_RELEASE(command_buffer)
 KILN_DEFINE_RETAIN_RELEASE(executable_cache)
 KILN_DEFINE_RETAIN_RELEASE(executable)
 KILN_DEFINE_RETAIN_RELEASE(channel)
+KILN_DEFINE_RETAIN_RELEASE(window)
 
 //===----------------------------------------------------------------------===//
 // Driver
@@ -721,6 +723,56 @@ kiln_status_t kiln_hal_channel_split(kiln_hal_channel_t* channel,
   *out_channel = nullptr;
   KILN_CHECK_ARG(channel);
   return KILN_VTABLE(channel, channel)->split(channel, color, key, out_channel);
+}
+
+//===----------------------------------------------------------------------===//
+// Symmetric windows
+//===----------------------------------------------------------------------===//
+
+kiln_status_t kiln_hal_window_create(kiln_hal_channel_t *channel,
+                                     const kiln_hal_window_params_t *params,
+                                     kiln_hal_window_t **out_window) {
+  KILN_CHECK_ARG(out_window);
+  *out_window = nullptr;
+  KILN_CHECK_ARG(channel);
+  KILN_CHECK_ARG(params);
+  constexpr uint64_t kMaxSize = uint64_t(1) << 40;
+  constexpr uint32_t kMaxSignals = uint32_t(1) << 20;
+  if (params->size == 0 || params->size > kMaxSize)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: window size %llu is not in 1 .. 2^40 bytes",
+                            __func__, (unsigned long long)params->size);
+  if (params->signal_count > kMaxSignals)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: %u signal slots, more than 2^20", __func__,
+                            params->signal_count);
+  auto createWindow = KILN_VTABLE(channel, channel)->create_window;
+  if (!createWindow)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: this driver's channels have no symmetric "
+                            "windows",
+                            __func__);
+  return createWindow(channel, params, out_window);
+}
+
+uint64_t kiln_hal_window_size(const kiln_hal_window_t *window) {
+  return window ? window->size : 0;
+}
+
+uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t *window) {
+  return window ? window->signal_count : 0;
+}
+
+kiln_hal_buffer_t *kiln_hal_window_data(const kiln_hal_window_t *window) {
+  return window ? window->data : nullptr;
+}
+
+kiln_hal_buffer_t *kiln_hal_window_signals(const kiln_hal_window_t *window) {
+  return window ? window->signals : nullptr;
+}
+
+kiln_hal_buffer_t *kiln_hal_window_peer_table(const kiln_hal_window_t *window) {
+  return window ? window->peer_table : nullptr;
 }
 
 //===----------------------------------------------------------------------===//

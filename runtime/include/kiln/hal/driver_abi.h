@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define KILN_HAL_DRIVER_ABI_VERSION 4u
+#define KILN_HAL_DRIVER_ABI_VERSION 5u
 
 //===----------------------------------------------------------------------===//
 // Resources (reference counted objects)
@@ -372,7 +372,29 @@ typedef struct kiln_hal_channel_vtable_t {
   void (*destroy)(kiln_hal_resource_t* resource);
   kiln_status_t (*split)(kiln_hal_channel_t* channel, int32_t color,
                          int32_t key, kiln_hal_channel_t** out_channel);
+  // NULL (UNIMPLEMENTED) where the driver has no symmetric windows. The core
+  // checked |params| (size 1 .. 2^40, signal_count <= 2^20).
+  kiln_status_t (*create_window)(kiln_hal_channel_t *channel,
+                                 const kiln_hal_window_params_t *params,
+                                 kiln_hal_window_t **out_window);
 } kiln_hal_channel_vtable_t;
+
+// Window ---------------------------------------------------------------------
+
+// The buffers are the driver's (alive while the window is); the core hands
+// them out borrowed.
+struct kiln_hal_window_t {
+  kiln_hal_resource_t resource;
+  uint64_t size;
+  uint32_t signal_count;
+  kiln_hal_buffer_t *data;
+  kiln_hal_buffer_t *signals;
+  kiln_hal_buffer_t *peer_table;
+};
+
+typedef struct kiln_hal_window_vtable_t {
+  void (*destroy)(kiln_hal_resource_t *resource);
+} kiln_hal_window_vtable_t;
 
 //===----------------------------------------------------------------------===//
 // Plugin entry point

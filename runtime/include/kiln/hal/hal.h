@@ -102,6 +102,7 @@ typedef struct kiln_hal_command_buffer_t kiln_hal_command_buffer_t;
 typedef struct kiln_hal_executable_cache_t kiln_hal_executable_cache_t;
 typedef struct kiln_hal_executable_t kiln_hal_executable_t;
 typedef struct kiln_hal_channel_t kiln_hal_channel_t;
+typedef struct kiln_hal_window_t kiln_hal_window_t;
 
 //===----------------------------------------------------------------------===//
 // Driver registry
@@ -453,6 +454,45 @@ int32_t kiln_hal_channel_count(const kiln_hal_channel_t* channel);
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_hal_channel_split(kiln_hal_channel_t* channel, int32_t color, int32_t key,
                        kiln_hal_channel_t** out_channel);
+
+//===----------------------------------------------------------------------===//
+// Symmetric windows
+//===----------------------------------------------------------------------===//
+// A window is, on every rank of a channel, a buffer of the same size (the
+// data), an array of 64-bit signal slots that peers write (the signals), and
+// a table of every rank's data and signal addresses as this rank's kernels
+// address them (the peer table): what compiled collectives use to read the
+// peers' data and to signal them directly, without a library call.
+//
+// Creation is collective: every rank of the channel calls
+// kiln_hal_window_create with the same parameters, in the same order
+// relative to the channel's other window creations, each from its own thread
+// (it blocks until every rank has called it, like kiln_hal_channel_create).
+// Data and signals start zeroed. Each rank's memory lives until every rank
+// has released its window, so a rank's kernels may address a peer whose
+// window is already released by its owner. Windows are meant to be created
+// once (per function and channel) and reused by every call. Thread-safe.
+// Drivers without them return UNIMPLEMENTED.
+
+typedef struct kiln_hal_window_params_t {
+  uint64_t size;         // data bytes per rank, 1 .. 2^40
+  uint32_t signal_count; // 64-bit signal slots per rank, 0 .. 2^20
+} kiln_hal_window_params_t;
+
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_window_create(
+    kiln_hal_channel_t *channel, const kiln_hal_window_params_t *params,
+    kiln_hal_window_t **out_window);
+void kiln_hal_window_retain(kiln_hal_window_t *window);
+void kiln_hal_window_release(kiln_hal_window_t *window);
+uint64_t kiln_hal_window_size(const kiln_hal_window_t *window);
+uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t *window);
+// This rank's data (size bytes) and signals (8 x signal_count bytes, at
+// least 8), and the peer table: 2 x count 64-bit device addresses, rank i's
+// data at entry i and its signals at entry count + i. Borrowed (valid while
+// the window is); bind them to dispatches like any device-local buffer.
+kiln_hal_buffer_t *kiln_hal_window_data(const kiln_hal_window_t *window);
+kiln_hal_buffer_t *kiln_hal_window_signals(const kiln_hal_window_t *window);
+kiln_hal_buffer_t *kiln_hal_window_peer_table(const kiln_hal_window_t *window);
 
 typedef enum kiln_hal_collective_kind_e {
   KILN_HAL_COLLECTIVE_ALL_REDUCE = 0,

@@ -42,7 +42,9 @@ struct HipChannel {
 void destroyChannel(kiln_hal_resource_t* resource);
 kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel);
-const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel};
+// No symmetric windows yet (peer access and IPC handles are the next step).
+const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
+                                                  /*create_window=*/nullptr};
 
 HipChannel* asHipChannel(kiln_hal_channel_t* channel) {
   if (!channel || channel->resource.vtable != &kChannelVTable) return nullptr;

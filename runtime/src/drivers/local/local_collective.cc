@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "drivers/common/collective_names.h"
+#include "drivers/local/local_buffer.h"
 
 namespace kiln::local {
 
-enum class RoundKind { Collective, Split };
+enum class RoundKind { Collective, Split, Window };
 
 // What one rank published for the current round of its group.
 struct RoundEntry {
@@ -29,6 +30,10 @@ struct RoundEntry {
   uint64_t recvLength = 0;
   int32_t color = 0;  // split only
   int32_t key = 0;    // split only
+  // Window only: the parameters, and the rank's memory (a
+  // std::shared_ptr<WindowMemory>, alive until the round's last barrier).
+  kiln_hal_window_params_t window = {};
+  const void *memory = nullptr;
 };
 
 struct CollectiveGroup {
@@ -64,6 +69,8 @@ namespace {
 struct LocalChannel {
   kiln_hal_channel_t base;
   std::shared_ptr<CollectiveGroup> group;
+  // The memory of the device the channel was created on (its windows').
+  std::shared_ptr<drivers::BlockCache> blocks;
 };
 
 LocalChannel* cast(kiln_hal_channel_t* base) {
@@ -82,13 +89,18 @@ void destroyChannel(kiln_hal_resource_t* resource) {
 
 kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel);
+kiln_status_t createWindow(kiln_hal_channel_t *base,
+                           const kiln_hal_window_params_t *params,
+                           kiln_hal_window_t **outWindow);
 
-const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel};
+const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
+                                                  createWindow};
 
 // Wraps rank |rank| of |group| (whose joined flag the caller set) in a
 // channel.
 kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
-                         kiln_hal_channel_t** outChannel) {
+                         std::shared_ptr<drivers::BlockCache> blocks,
+                         kiln_hal_channel_t **outChannel) {
   auto* channel = new (std::nothrow) LocalChannel();
   if (!channel) {
     std::lock_guard<std::mutex> lock(group->mutex);
@@ -100,7 +112,131 @@ kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
   channel->base.rank = rank;
   channel->base.count = group->count;
   channel->group = std::move(group);
+  channel->blocks = std::move(blocks);
   *outChannel = &channel->base;
+  return nullptr;
+}
+
+// One rank's window memory, shared by the windows of every rank of the
+// group.
+struct WindowMemory {
+  kiln_hal_buffer_t *data = nullptr;
+  kiln_hal_buffer_t *signals = nullptr;
+  ~WindowMemory() {
+    kiln_hal_buffer_release(data);
+    kiln_hal_buffer_release(signals);
+  }
+};
+
+struct LocalWindow {
+  kiln_hal_window_t base;
+  std::vector<std::shared_ptr<WindowMemory>> ranks;
+};
+
+void destroyWindow(kiln_hal_resource_t *resource) {
+  auto *window = reinterpret_cast<LocalWindow *>(resource);
+  kiln_hal_buffer_release(window->base.peer_table);
+  delete window;
+}
+
+const kiln_hal_window_vtable_t kWindowVTable = {destroyWindow};
+
+// A zeroed host buffer of |size| bytes from |blocks|, mappable and usable
+// by dispatches and collectives.
+kiln_status_t allocateZeroed(const std::shared_ptr<drivers::BlockCache> &blocks,
+                             uint64_t size, kiln_hal_buffer_t **outBuffer) {
+  kiln_hal_buffer_params_t params = {};
+  params.memory_type =
+      KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
+  params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING;
+  KILN_RETURN_IF_ERROR(
+      createBuffer(blocks, &params, size, /*allocateNow=*/true, outBuffer));
+  std::memset(asLocalBuffer(*outBuffer)->storage.load(), 0, size);
+  return nullptr;
+}
+
+uint8_t *storageOf(kiln_hal_buffer_t *buffer) {
+  return asLocalBuffer(buffer)->storage.load();
+}
+
+// Collective over the channel's group: one round publishes every rank's
+// memory (or that its allocation failed), every rank takes a reference to
+// all of it, and a barrier ends the round once nobody reads the published
+// entries any more.
+kiln_status_t createWindow(kiln_hal_channel_t *base,
+                           const kiln_hal_window_params_t *params,
+                           kiln_hal_window_t **outWindow) {
+  LocalChannel *channel = cast(base);
+  CollectiveGroup &group = *channel->group;
+  const int32_t rank = base->rank;
+  auto memory = std::make_shared<WindowMemory>();
+  uint64_t signalBytes = 8 * std::max<uint64_t>(1, params->signal_count);
+  kiln_status_t status =
+      allocateZeroed(channel->blocks, params->size, &memory->data);
+  if (!status)
+    status = allocateZeroed(channel->blocks, signalBytes, &memory->signals);
+  kiln_hal_buffer_t *table = nullptr;
+  if (!status)
+    status =
+        allocateZeroed(channel->blocks, 16 * uint64_t(group.count), &table);
+  RoundEntry entry;
+  entry.kind = RoundKind::Window;
+  entry.valid = status == nullptr;
+  entry.window = *params;
+  entry.memory = &memory;
+  std::vector<RoundEntry> entries;
+  kiln_status_t roundStatus = group.exchange(rank, entry, {}, &entries);
+  if (roundStatus) {
+    kiln_status_free(status);
+    kiln_hal_buffer_release(table);
+    return roundStatus;
+  }
+  bool peersOk = true;
+  for (const RoundEntry &peer : entries)
+    peersOk = peersOk && peer.kind == RoundKind::Window && peer.valid &&
+              peer.window.size == params->size &&
+              peer.window.signal_count == params->signal_count;
+  if (!status && !peersOk)
+    status = kiln_make_status(
+        KILN_STATUS_FAILED_PRECONDITION,
+        "window creation on rank %d: another rank of the %d-rank group asked "
+        "for another size or signal count (this rank: %llu bytes, %u "
+        "signals), could not allocate its window, or ran something else",
+        rank, group.count, (unsigned long long)params->size,
+        params->signal_count);
+  auto *window = status ? nullptr : new (std::nothrow) LocalWindow();
+  if (!status && !window)
+    status = kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                              "out of memory creating a window");
+  if (window) {
+    auto *addresses = reinterpret_cast<uint64_t *>(storageOf(table));
+    for (int32_t r = 0; r < group.count; ++r) {
+      const auto &peer = *static_cast<const std::shared_ptr<WindowMemory> *>(
+          entries[size_t(r)].memory);
+      window->ranks.push_back(peer);
+      addresses[r] = reinterpret_cast<uintptr_t>(storageOf(peer->data));
+      addresses[group.count + r] =
+          reinterpret_cast<uintptr_t>(storageOf(peer->signals));
+    }
+  }
+  // Every rank holds its references: the published entries may go.
+  roundStatus = group.barrier({});
+  if (roundStatus || status) {
+    delete window;
+    kiln_hal_buffer_release(table);
+    if (roundStatus) {
+      kiln_status_free(status);
+      return roundStatus;
+    }
+    return status;
+  }
+  kiln_hal_resource_initialize(&kWindowVTable, &window->base.resource);
+  window->base.size = params->size;
+  window->base.signal_count = params->signal_count;
+  window->base.data = memory->data;
+  window->base.signals = memory->signals;
+  window->base.peer_table = table;
+  *outWindow = &window->base;
   return nullptr;
 }
 
@@ -176,7 +312,7 @@ kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
     }
     return status;
   }
-  return newChannel(std::move(sub), subRank, outChannel);
+  return newChannel(std::move(sub), subRank, cast(base)->blocks, outChannel);
 }
 
 constexpr auto kCancelPoll = std::chrono::milliseconds(20);
@@ -604,8 +740,10 @@ kiln_status_t CollectiveHub::createChannelId(uint8_t* outId, size_t capacity,
   return nullptr;
 }
 
-kiln_status_t CollectiveHub::createChannel(const kiln_hal_channel_params_t* params,
-                                           kiln_hal_channel_t** outChannel) {
+kiln_status_t
+CollectiveHub::createChannel(const kiln_hal_channel_params_t *params,
+                             std::shared_ptr<drivers::BlockCache> blocks,
+                             kiln_hal_channel_t **outChannel) {
   std::string key(static_cast<const char*>(params->id), params->id_length);
   key += "/" + std::to_string(params->count);
   std::shared_ptr<CollectiveGroup> group;
@@ -631,7 +769,8 @@ kiln_status_t CollectiveHub::createChannel(const kiln_hal_channel_params_t* para
                               params->rank, params->count);
     group->joined[size_t(params->rank)] = true;
   }
-  return newChannel(std::move(group), params->rank, outChannel);
+  return newChannel(std::move(group), params->rank, std::move(blocks),
+                    outChannel);
 }
 
 bool isLocalChannel(kiln_hal_channel_t* channel) {

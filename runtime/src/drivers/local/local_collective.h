@@ -7,6 +7,13 @@
 // all meet again before returning (so no rank overwrites or reuses memory a
 // peer still reads: send and recv may alias).
 //
+// Symmetric windows (kiln_hal_window_create): every rank allocates its data
+// and signals from its own device's memory and publishes them in a round of
+// the group; every window then holds all ranks' memory (shared ownership),
+// so a rank's memory outlives its own window while a peer's window may still
+// address it. The peer table holds host addresses, which the local driver's
+// kernels use as they are.
+//
 // Algorithms (chosen per collective; every rank chooses the same one):
 //  - direct: each rank computes its own result from the peers' send buffers.
 //    all_gather, all_to_all and broadcast are copies into the rank's own
@@ -37,6 +44,7 @@
 #include <mutex>
 #include <string>
 
+#include "drivers/common/block_cache.h"
 #include "kiln/hal/driver_abi.h"
 
 // All-reduces of at least this many bytes use the parallel algorithm
@@ -52,11 +60,14 @@ struct CollectiveGroup;
 // Owned by the local driver, shared with its devices.
 class CollectiveHub {
  public:
-  kiln_status_t createChannel(const kiln_hal_channel_params_t* params,
-                              kiln_hal_channel_t** outChannel);
-  // A process-unique id: "local-group-<n>".
-  kiln_status_t createChannelId(uint8_t* outId, size_t capacity,
-                                size_t* outLength);
+   // |blocks| is the memory of the device the channel is created on (where
+   // its symmetric windows live).
+   kiln_status_t createChannel(const kiln_hal_channel_params_t *params,
+                               std::shared_ptr<drivers::BlockCache> blocks,
+                               kiln_hal_channel_t **outChannel);
+   // A process-unique id: "local-group-<n>".
+   kiln_status_t createChannelId(uint8_t *outId, size_t capacity,
+                                 size_t *outLength);
 
  private:
   std::mutex mutex;

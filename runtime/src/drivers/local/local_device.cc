@@ -166,7 +166,7 @@ kiln_status_t createExecutableCacheFn(kiln_hal_device_t*,
 kiln_status_t createChannel(kiln_hal_device_t* base,
                             const kiln_hal_channel_params_t* params,
                             kiln_hal_channel_t** outChannel) {
-  return cast(base)->hub->createChannel(params, outChannel);
+  return cast(base)->hub->createChannel(params, cast(base)->blocks, outChannel);
 }
 
 kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t* outId,
