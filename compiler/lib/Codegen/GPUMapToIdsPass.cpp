@@ -85,27 +85,38 @@ static Value groupTileRows(RewriterBase &rewriter, Location loc, Value linear,
                            int64_t rows, int64_t cols) {
   if (rows < 2 * kGroupRows || cols < 2)
     return linear;
-  AffineExpr l = getAffineDimExpr(0, rewriter.getContext());
+  MLIRContext *context = rewriter.getContext();
+  AffineExpr l = getAffineDimExpr(0, context);
   auto apply = [&](AffineExpr e, ValueRange operands) -> Value {
     return affine::AffineApplyOp::create(
         rewriter, loc, AffineMap::get(operands.size(), 0, e), operands);
   };
   int64_t tiles = rows * cols, groupTiles = kGroupRows * cols;
+  int64_t fullGroups = rows / kGroupRows, lastRows = rows % kGroupRows;
   Value batch = apply(l.floorDiv(tiles), {linear});
   Value within = apply(l % tiles, {linear});
   Value group = apply(l.floorDiv(groupTiles), {within});
   Value inGroup = apply(l % groupTiles, {within});
-  // Rows in this group: kGroupRows, fewer in the last one.
-  Value groupRows = arith::MinSIOp::create(
-      rewriter, loc, apply(rows - l * kGroupRows, {group}),
-      arith::ConstantIndexOp::create(rewriter, loc, kGroupRows));
-  Value row = arith::AddIOp::create(
-      rewriter, loc, apply(l * kGroupRows, {group}),
-      arith::RemUIOp::create(rewriter, loc, inGroup, groupRows));
-  Value col = arith::DivUIOp::create(rewriter, loc, inGroup, groupRows);
-  AffineExpr b, r, c;
-  bindDims(rewriter.getContext(), b, r, c);
-  return apply(b * tiles + r * cols + c, {batch, row, col});
+  // The row-major index of tile i of group g when the group has
+  // `groupRows` rows (a constant: no division by a value).
+  AffineExpr g, i;
+  bindDims(context, g, i);
+  auto tileIn = [&](int64_t groupRows) {
+    return apply(g * kGroupRows * cols + (i % groupRows) * cols +
+                     i.floorDiv(groupRows),
+                 {group, inGroup});
+  };
+  Value tile = tileIn(kGroupRows);
+  if (lastRows) {
+    // The last group has the remaining rows.
+    Value last = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::uge, group,
+        arith::ConstantIndexOp::create(rewriter, loc, fullGroups));
+    tile = arith::SelectOp::create(rewriter, loc, last, tileIn(lastRows), tile);
+  }
+  AffineExpr b, t;
+  bindDims(context, b, t);
+  return apply(b * tiles + t, {batch, tile});
 }
 
 // Replaces `forall` by its body, executed for the linearized iteration

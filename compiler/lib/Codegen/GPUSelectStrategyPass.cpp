@@ -181,8 +181,16 @@ static bool selectContraction(Operation *root, Operation *producer,
     // K slices of 64 bytes for 8-bit integers (the gfx950 form takes 64).
     static const ContractionTiling kAmdI8[] = {
         {128, 128, 64, 2, 2}, {64, 64, 64, 2, 2}, {32, 32, 64, 1, 1}};
+    // RDNA 3's WMMA holds whole rows of A and columns of B in each lane
+    // (both half-waves alike): a 64x64 subgroup tile's fragments and
+    // accumulators take 243-256 of the 256 VGPRs (and spill for some
+    // shapes), so its 128x128 tiles use 4x2 subgroups of 32x64 instead.
+    static const ContractionTiling kAmdReplicated[] = {
+        {128, 128, 32, 4, 2}, {64, 64, 32, 2, 2}, {32, 32, 32, 1, 1}};
     tilings = i8 ? ArrayRef<ContractionTiling>(kAmdI8)
-                 : ArrayRef<ContractionTiling>(kAmd);
+              : getMatrixIntrinsicInfo(*amd).replication > 1
+                  ? ArrayRef<ContractionTiling>(kAmdReplicated)
+                  : ArrayRef<ContractionTiling>(kAmd);
     intrinsic = amd;
     lanes = subgroupSize;
   } else if (i8 && hasMmaSync(chip) && subgroupSize == 32) {

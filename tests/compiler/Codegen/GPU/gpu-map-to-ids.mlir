@@ -73,37 +73,35 @@ func.func @loads_first(%in: memref<512xf32>, %out: memref<512xf32>)
 // -----
 
 // Contraction tiles go in groups of 8 tile rows (L2 reuse): workgroup w of
-// a 2 x 24 x 16 grid (batch, M tiles, N tiles) computes batch w / 384 and,
-// within it, row 8 g + r % R, column r / R of group g = (w % 384) / 128,
-// r = w % 128, R = min(24 - 8 g, 8) rows; that tile's row-major index is
-// delinearized as before.
-// CHECK-DAG: #[[BATCH:.*]] = affine_map<(d0) -> (d0 floordiv 384)>
-// CHECK-DAG: #[[IN_BATCH:.*]] = affine_map<(d0) -> (d0 mod 384)>
+// a 2 x 25 x 16 grid (batch, M tiles, N tiles) computes batch w / 400 and,
+// within it, tile i = w % 128 of group g = (w % 400) / 128: row 8 g + i % 8,
+// column i / 8 in the 3 full groups; in the last one (one row) row 24,
+// column i. That tile's row-major index is delinearized as before.
+// CHECK-DAG: #[[BATCH:.*]] = affine_map<(d0) -> (d0 floordiv 400)>
+// CHECK-DAG: #[[IN_BATCH:.*]] = affine_map<(d0) -> (d0 mod 400)>
 // CHECK-DAG: #[[GROUP:.*]] = affine_map<(d0) -> (d0 floordiv 128)>
 // CHECK-DAG: #[[IN_GROUP:.*]] = affine_map<(d0) -> (d0 mod 128)>
-// CHECK-DAG: #[[LEFT:.*]] = affine_map<(d0) -> (d0 * -8 + 24)>
-// CHECK-DAG: #[[FIRST:.*]] = affine_map<(d0) -> (d0 * 8)>
-// CHECK-DAG: #[[TILE_AT:.*]] = affine_map<(d0, d1, d2) -> (d0 * 384 + d1 * 16 + d2)>
+// CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0 * 128 + (d1 mod 8) * 16 + d1 floordiv 8)>
+// CHECK-DAG: #[[LAST:.*]] = affine_map<(d0, d1) -> (d0 * 128 + d1)>
+// CHECK-DAG: #[[TILE_AT:.*]] = affine_map<(d0, d1) -> (d0 * 400 + d1)>
 // CHECK-LABEL: func.func @grouped_contraction_tiles
-// CHECK-SAME: kiln.workgroup_count = array<i64: 768, 1, 1>
+// CHECK-SAME: kiln.workgroup_count = array<i64: 800, 1, 1>
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: %[[B:.*]] = affine.apply #[[BATCH]](%[[BID]])
 // CHECK: %[[W:.*]] = affine.apply #[[IN_BATCH]](%[[BID]])
 // CHECK: %[[G:.*]] = affine.apply #[[GROUP]](%[[W]])
-// CHECK: %[[R:.*]] = affine.apply #[[IN_GROUP]](%[[W]])
-// CHECK: %[[LEFT_ROWS:.*]] = affine.apply #[[LEFT]](%[[G]])
-// CHECK: %[[ROWS:.*]] = arith.minsi %[[LEFT_ROWS]], %c8
-// CHECK: %[[ROW_IN:.*]] = arith.remui %[[R]], %[[ROWS]] : index
-// CHECK: %[[FIRST_ROW:.*]] = affine.apply #[[FIRST]](%[[G]])
-// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST_ROW]], %[[ROW_IN]] : index
-// CHECK: %[[COL:.*]] = arith.divui %[[R]], %[[ROWS]] : index
-// CHECK: %[[TILE:.*]] = affine.apply #[[TILE_AT]](%[[B]], %[[ROW]], %[[COL]])
-// CHECK: affine.delinearize_index %[[TILE]] into (2, 24, 16)
-func.func @grouped_contraction_tiles(%out: memref<2x3072x2048xf32>)
-    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [1, 128, 128, 0], workgroup_count = 768, intrinsic = wgmma_f32_64x128x16_f16, subgroup_grid = [2, 1], k_tile = 64, pipeline_depth = 4>} {
+// CHECK: %[[I:.*]] = affine.apply #[[IN_GROUP]](%[[W]])
+// CHECK: %[[T_FULL:.*]] = affine.apply #[[FULL]](%[[G]], %[[I]])
+// CHECK: %[[IS_LAST:.*]] = arith.cmpi uge, %[[G]], %c3
+// CHECK: %[[T_LAST:.*]] = affine.apply #[[LAST]](%[[G]], %[[I]])
+// CHECK: %[[T:.*]] = arith.select %[[IS_LAST]], %[[T_LAST]], %[[T_FULL]]
+// CHECK: %[[TILE:.*]] = affine.apply #[[TILE_AT]](%[[B]], %[[T]])
+// CHECK: affine.delinearize_index %[[TILE]] into (2, 25, 16)
+func.func @grouped_contraction_tiles(%out: memref<2x3200x2048xf32>)
+    attributes {kiln.gpu_strategy = #kiln.gpu_strategy<kind = contraction, workgroup_size = 256, subgroup_size = 32, workgroup_tile = [1, 128, 128, 0], workgroup_count = 800, intrinsic = wgmma_f32_64x128x16_f16, subgroup_grid = [2, 1], k_tile = 64, pipeline_depth = 4>} {
   %zero = arith.constant 0.0 : f32
-  scf.forall (%b, %i, %j) = (0, 0, 0) to (2, 3072, 2048) step (1, 128, 128) {
-    memref.store %zero, %out[%b, %i, %j] : memref<2x3072x2048xf32>
+  scf.forall (%b, %i, %j) = (0, 0, 0) to (2, 3200, 2048) step (1, 128, 128) {
+    memref.store %zero, %out[%b, %i, %j] : memref<2x3200x2048xf32>
   } {mapping = [#gpu.block<linear_dim_2>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_0>]}
   return
 }

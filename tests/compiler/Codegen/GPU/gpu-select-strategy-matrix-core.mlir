@@ -32,6 +32,27 @@ func.func @matmul_f16(%a: tensor<64x128xf16>, %b: tensor<128x32xf16>) -> tensor<
 
 // -----
 
+// Enough 128x128 tiles (16 x 16): 2x2 subgroups of 64x64, except on RDNA 3,
+// whose WMMA fragments repeat the operands in both half-waves: 4x2
+// subgroups of 32x64 there (8 waves), so that fragments and accumulators
+// leave room in the 256 VGPRs (2x2 took 243-256 and spilled for some
+// shapes).
+// CHECK-LABEL: func.func @large_f16
+// MFMA-SAME: workgroup_size = 256, subgroup_size = 64, workgroup_tile = [128, 128, 0], workgroup_count = 256, intrinsic = mfma_f32_16x16x16_f16, subgroup_grid = [2, 2]
+// WMMA11-SAME: workgroup_size = 256, subgroup_size = 32, workgroup_tile = [128, 128, 0], workgroup_count = 256, intrinsic = wmma_gfx11_f32_16x16x16_f16, subgroup_grid = [4, 2]
+// WMMA12-SAME: workgroup_size = 128, subgroup_size = 32, workgroup_tile = [128, 128, 0], workgroup_count = 256, intrinsic = wmma_gfx12_f32_16x16x16_f16, subgroup_grid = [2, 2]
+// NONE-LABEL: func.func @large_f16
+// NONE-SAME: kind = matmul{{[,>]}}
+func.func @large_f16(%a: tensor<2048x64xf16>, %b: tensor<64x2048xf16>) -> tensor<2048x2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<2048x64xf16>, tensor<64x2048xf16>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  return %r : tensor<2048x2048xf32>
+}
+
+// -----
+
 // 256x256 bf16 with a batch: 64x64 tiles of 2x2 subgroups, one batch per
 // workgroup row.
 // CHECK-LABEL: func.func @batch_matmul_bf16
