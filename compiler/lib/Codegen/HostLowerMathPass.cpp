@@ -101,6 +101,84 @@ struct ExpandF32Floor : OpRewritePattern<math::FloorOp> {
   }
 };
 
+// f32 exp (scalars and vectors): n = round(x log2(e)) (by adding and
+// subtracting 1.5 * 2^23), Cody-Waite r = x - n c1 - n c2 with c1 exact in
+// 9 bits (so n c1 is exact), Cephes's degree-7 polynomial for exp(r) on
+// |r| <= ln(2) / 2, and 2^n as two exponent fields 2^(n - h) * 2^h (h = n
+// >> 1, both normal for the clamped x), so that the last product rounds once
+// into the subnormals or to inf as exp does. x is clamped to [-104, 89]
+// first (NaN passes the comparisons). About 1 ulp; upstream's approximation
+// (which this replaces) flushed results below 2^-126 to zero and overflowed
+// late. Multiplies and adds may contract into FMAs where the CPU has them.
+struct ExpF32WithGradualUnderflow : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    auto vectorType = dyn_cast<VectorType>(type);
+    if (!getElementTypeOrSelf(type).isF32() ||
+        (vectorType && vectorType.isScalable()))
+      return failure();
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    auto contract = arith::FastMathFlagsAttr::get(
+        op.getContext(), arith::FastMathFlags::contract);
+    auto constant = [&](float v) { return f32Splat(b, loc, type, v); };
+    Type intType = IntegerType::get(op.getContext(), 32);
+    if (vectorType)
+      intType = vectorType.clone(intType);
+    auto integer = [&](int32_t v) -> Value {
+      Attribute attr = b.getI32IntegerAttr(v);
+      if (vectorType)
+        attr = DenseElementsAttr::get(cast<ShapedType>(intType), attr);
+      return arith::ConstantOp::create(b, loc, intType, cast<TypedAttr>(attr));
+    };
+    auto mul = [&](Value a, Value c) -> Value {
+      return arith::MulFOp::create(b, loc, a, c, contract);
+    };
+    auto add = [&](Value a, Value c) -> Value {
+      return arith::AddFOp::create(b, loc, a, c, contract);
+    };
+    auto clampTo = [&](Value v, float bound, arith::CmpFPredicate beyond) {
+      Value limit = constant(bound);
+      Value out = arith::CmpFOp::create(b, loc, beyond, v, limit);
+      return arith::SelectOp::create(b, loc, out, limit, v).getResult();
+    };
+    Value x = clampTo(op.getOperand(), 89.0f, arith::CmpFPredicate::OGT);
+    x = clampTo(x, -104.0f, arith::CmpFPredicate::OLT);
+    Value magic = constant(12582912.0f);
+    // The rounding must not contract (it relies on the sum's rounding).
+    Value n = arith::SubFOp::create(
+        b, loc,
+        arith::AddFOp::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, x, constant(1.44269504088896341f)),
+            magic),
+        magic);
+    Value r = arith::SubFOp::create(
+        b, loc, x, arith::MulFOp::create(b, loc, n, constant(0.693359375f)));
+    r = arith::SubFOp::create(
+        b, loc, r, arith::MulFOp::create(b, loc, n, constant(-2.12194440e-4f)));
+    Value p = constant(1.9875691500e-4f);
+    for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                    1.6666665459e-1f, 5.0000001201e-1f})
+      p = add(mul(p, r), constant(c));
+    Value y = add(add(mul(p, mul(r, r)), r), constant(1.0f));
+    Value k = arith::FPToSIOp::create(b, loc, intType, n);
+    Value h = arith::ShRSIOp::create(b, loc, k, integer(1));
+    auto power = [&](Value exponent) -> Value {
+      Value biased = arith::AddIOp::create(b, loc, exponent, integer(127));
+      Value bits = arith::ShLIOp::create(b, loc, biased, integer(23));
+      return arith::BitcastOp::create(b, loc, type, bits);
+    };
+    Value scaled = arith::MulFOp::create(
+        b, loc, y, power(arith::SubIOp::create(b, loc, k, h)));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, scaled, power(h));
+    return success();
+  }
+};
+
 struct HostLowerMathPass
     : public kiln::impl::HostLowerMathPassBase<HostLowerMathPass> {
   using Base::Base;
@@ -131,6 +209,7 @@ struct HostLowerMathPass
       RewritePatternSet patterns(ctx);
       populateMathPolynomialApproximationPatterns(patterns,
                                                   isApproximatedElementary);
+      patterns.add<ExpF32WithGradualUnderflow>(ctx, /*benefit=*/3);
       patterns.add<ExpandF32Floor>(ctx);
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();

@@ -1,25 +1,35 @@
 // RUN: kiln-opt %s --split-input-file --kiln-host-lower-math | FileCheck %s
 
-// Vector f32 exp becomes the polynomial approximation on whole vectors: range
-// reduction with a floor (itself integer conversions: no floorf call before
-// SSE4.1), a polynomial written as contractable multiply-adds and the
-// exponent built with integer ops. No math.exp is left for LLVM to scalarize
-// into expf calls.
+// Vector f32 exp becomes Kiln's expansion on whole vectors: x clamped to
+// [-104, 89], n = round(x log2 e) by adding and subtracting 1.5 * 2^23 (no
+// floor: no floorf call before SSE4.1), Cody-Waite r = x - n c1 - n c2, a
+// polynomial written as contractable multiply-adds, and 2^n as two exponent
+// fields built with integer ops (2^(n - h) * 2^h, h = n >> 1, so that the
+// result rounds into the subnormals). No math.exp is left for LLVM to
+// scalarize into expf calls.
 // CHECK-LABEL: func.func @vector_exp(
 // CHECK-SAME: %[[X:.+]]: vector<16xf32>
 // CHECK-NOT: math.exp
 // CHECK-NOT: math.floor
-// CHECK: arith.cmpf uge, %[[X]], %{{.+}} : vector<16xf32>
-// CHECK: arith.fptosi %{{.+}} : vector<16xf32> to vector<16xi32>
-// CHECK: arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[X]], %{{.+}} : vector<16xf32>
+// CHECK: arith.cmpf olt
+// CHECK: %[[T:.+]] = arith.addf %{{.+}}, %[[MAGIC:.+]] : vector<16xf32>
+// CHECK: %[[N:.+]] = arith.subf %[[T]], %[[MAGIC]] : vector<16xf32>
+// CHECK: arith.mulf %[[N]], %{{.+}} : vector<16xf32>
 // CHECK: arith.mulf %{{.+}} fastmath<contract> : vector<16xf32>
 // CHECK: arith.addf %{{.+}} fastmath<contract> : vector<16xf32>
-// CHECK: arith.fptosi %{{.+}} : vector<16xf32> to vector<16xi32>
+// CHECK: %[[K:.+]] = arith.fptosi %[[N]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[H:.+]] = arith.shrsi %[[K]], %{{.+}} : vector<16xi32>
+// CHECK: arith.subi %[[K]], %[[H]] : vector<16xi32>
 // CHECK: arith.shli %{{.+}} : vector<16xi32>
 // CHECK: arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.mulf
+// CHECK: arith.shli %{{.+}} : vector<16xi32>
+// CHECK: arith.bitcast %{{.+}} : vector<16xi32> to vector<16xf32>
+// CHECK: %[[R:.+]] = arith.mulf
 // CHECK-NOT: math.exp
 // CHECK-NOT: math.floor
-// CHECK: return
+// CHECK: return %[[R]]
 func.func @vector_exp(%x: vector<16xf32>) -> vector<16xf32> {
   %r = math.exp %x : vector<16xf32>
   return %r : vector<16xf32>
