@@ -59,7 +59,7 @@ static cl::opt<std::string> rocmChipList(
 static cl::opt<std::string> cudaChipList(
     "cuda-chip",
     cl::desc("Comma-separated NVIDIA chips of --target=cuda, one PTX each "
-             "(default: sm_90)"),
+             "(default: sm_90; sm_90a: H100/H200 only, with wgmma matmuls)"),
     cl::value_desc("sm_80,sm_90"), cl::init("sm_90"), cl::cat(kilnCategory));
 static cl::opt<std::string> rocmDeviceLibs(
     "rocm-device-libs",
