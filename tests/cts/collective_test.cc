@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <thread>
@@ -16,6 +17,19 @@
 
 namespace kiln::cts {
 namespace {
+
+// Runs |call(r)| for ranks 0 .. |ranks| - 1 at once, each from its own
+// thread (channel and window creation block until every rank has joined),
+// and returns their statuses.
+std::vector<kiln_status_t> onEveryRank(
+    size_t ranks, const std::function<kiln_status_t(size_t)> &call) {
+  std::vector<kiln_status_t> statuses(ranks, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] { statuses[r] = call(r); });
+  for (std::thread &thread : threads) thread.join();
+  return statuses;
+}
 
 class CollectiveTest : public CtsTest {
  protected:
@@ -48,16 +62,12 @@ class CollectiveTest : public CtsTest {
     KILN_ASSERT_OK(status);
     id.assign(idBytes, idBytes + idLength);
     channels.assign(size_t(ranks), nullptr);
-    std::vector<kiln_status_t> statuses(size_t(ranks), nullptr);
-    std::vector<std::thread> joiners;
-    for (int32_t r = 0; r < ranks; ++r) {
-      joiners.emplace_back([&, r] {
-        kiln_hal_channel_params_t params = {r, ranks, id.data(), id.size()};
-        statuses[size_t(r)] = kiln_hal_channel_create(
-            devices[size_t(r)], &params, &channels[size_t(r)]);
-      });
-    }
-    for (std::thread& joiner : joiners) joiner.join();
+    std::vector<kiln_status_t> statuses =
+        onEveryRank(size_t(ranks), [&](size_t r) {
+          kiln_hal_channel_params_t params = {int32_t(r), ranks, id.data(),
+                                              id.size()};
+          return kiln_hal_channel_create(devices[r], &params, &channels[r]);
+        });
     bool unimplemented = false;
     std::string failures;
     for (int32_t r = 0; r < ranks; ++r) {
@@ -175,29 +185,20 @@ std::vector<T> valuesOf(const std::vector<uint8_t>& bytes) {
 // Every rank creates the window from its own thread (creation is
 // collective); returns the windows, or an empty vector after a failure
 // (reported) or where the driver has none (|unimplemented| set).
-std::vector<kiln_hal_window_t *>
-createWindows(const std::vector<kiln_hal_channel_t *> &channels,
-              const std::vector<kiln_hal_window_params_t> &params,
-              bool *unimplemented,
-              std::vector<kiln_status_code_t> *codes = nullptr) {
+std::vector<kiln_hal_window_t *> createWindows(
+    const std::vector<kiln_hal_channel_t *> &channels,
+    const std::vector<kiln_hal_window_params_t> &params, bool *unimplemented,
+    std::vector<kiln_status_code_t> *codes = nullptr) {
   size_t ranks = channels.size();
   std::vector<kiln_hal_window_t *> windows(ranks, nullptr);
-  std::vector<kiln_status_t> statuses(ranks, nullptr);
-  std::vector<std::thread> creators;
-  for (size_t r = 0; r < ranks; ++r)
-    creators.emplace_back([&, r] {
-      statuses[r] =
-          kiln_hal_window_create(channels[r], &params[r], &windows[r]);
-    });
-  for (std::thread &creator : creators)
-    creator.join();
+  std::vector<kiln_status_t> statuses = onEveryRank(ranks, [&](size_t r) {
+    return kiln_hal_window_create(channels[r], &params[r], &windows[r]);
+  });
   *unimplemented = false;
   bool failed = false;
   for (size_t r = 0; r < ranks; ++r) {
-    if (codes)
-      codes->push_back(kiln_status_code(statuses[r]));
-    if (!statuses[r])
-      continue;
+    if (codes) codes->push_back(kiln_status_code(statuses[r]));
+    if (!statuses[r]) continue;
     failed = true;
     *unimplemented |=
         kiln_status_code(statuses[r]) == KILN_STATUS_UNIMPLEMENTED;
@@ -207,8 +208,7 @@ createWindows(const std::vector<kiln_hal_channel_t *> &channels,
       ADD_FAILURE() << "rank " << r << ": " << message;
   }
   if (failed) {
-    for (kiln_hal_window_t *window : windows)
-      kiln_hal_window_release(window);
+    for (kiln_hal_window_t *window : windows) kiln_hal_window_release(window);
     return {};
   }
   return windows;
@@ -226,8 +226,7 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
       channels,
       std::vector<kiln_hal_window_params_t>(size_t(ranks), {kSize, kSignals}),
       &unimplemented);
-  if (unimplemented)
-    GTEST_SKIP() << "driver has no symmetric windows";
+  if (unimplemented) GTEST_SKIP() << "driver has no symmetric windows";
   ASSERT_EQ(windows.size(), size_t(ranks));
   for (int32_t r = 0; r < ranks; ++r) {
     kiln_hal_window_t *window = windows[size_t(r)];
@@ -241,13 +240,11 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
     std::vector<uint32_t> data(kSize / 4, 1);
     KILN_EXPECT_OK(kiln_hal_buffer_read(kiln_hal_window_data(window), 0,
                                         data.data(), kSize));
-    for (uint32_t word : data)
-      ASSERT_EQ(word, 0u) << "rank " << r;
+    for (uint32_t word : data) ASSERT_EQ(word, 0u) << "rank " << r;
   }
   // The kernels: on devices that run host shared objects.
   const char *path = std::getenv("KILN_CTS_KERNELS_PATH");
-  if (!path || !*path)
-    path = KILN_CTS_KERNELS_PATH;
+  if (!path || !*path) path = KILN_CTS_KERNELS_PATH;
   std::ifstream file(path, std::ios::binary);
   std::vector<uint8_t> binary((std::istreambuf_iterator<char>(file)), {});
   ASSERT_FALSE(binary.empty()) << "cannot read " << path;
@@ -321,8 +318,7 @@ TEST_P(CollectiveTest, MismatchedWindowsFailEveryRankAndBadParamsAreRefused) {
   std::vector<kiln_status_code_t> codes;
   std::vector<kiln_hal_window_t *> windows =
       createWindows(channels, params, &unimplemented, &codes);
-  if (unimplemented)
-    GTEST_SKIP() << "driver has no symmetric windows";
+  if (unimplemented) GTEST_SKIP() << "driver has no symmetric windows";
   EXPECT_TRUE(windows.empty());
   for (kiln_status_code_t code : codes)
     EXPECT_EQ(code, KILN_STATUS_FAILED_PRECONDITION);
@@ -333,8 +329,7 @@ TEST_P(CollectiveTest, MismatchedWindowsFailEveryRankAndBadParamsAreRefused) {
   // No signal slots still gives one 8-byte buffer.
   EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_signals(windows[0])),
             8u);
-  for (kiln_hal_window_t *window : windows)
-    kiln_hal_window_release(window);
+  for (kiln_hal_window_t *window : windows) kiln_hal_window_release(window);
 
   kiln_hal_window_t *window = nullptr;
   for (kiln_hal_window_params_t bad :

@@ -705,11 +705,10 @@ LogicalResult ContractionEmitter::emitMatrix() {
     aBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, sharedA);
     bBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, sharedB);
   }
-  int64_t rowBytes = kSwizzleRowBytes;
   int64_t aStageBytes = config.tileM * config.tileK * elementBytes;
   int64_t bStageBytes = config.tileN * config.tileK * elementBytes;
   // A K x N B's column block: tileK rows of 128 bytes.
-  int64_t blockBytes = config.tileK * rowBytes;
+  int64_t blockBytes = config.tileK * kSwizzleRowBytes;
   auto computeWarpgroupSlice = [&](SmallVector<Value> acc, Value stage) {
     AffineExpr base, slot, group;
     bindDims(context, base, slot, group);
@@ -719,24 +718,25 @@ LogicalResult ContractionEmitter::emitMatrix() {
         SmallVector<std::pair<Value, Value>> descriptors;
         for (int64_t ks = 0; ks < config.tileK; ks += info.k) {
           // A: rows of this warpgroup's tile, K step ks within the rows.
-          Value aAt = apply(base + slot * aStageBytes +
-                                group * subgroupTileM * rowBytes +
-                                tm * info.m * rowBytes + ks * elementBytes,
-                            {aBase, stage, subgroupRow});
+          Value aAt =
+              apply(base + slot * aStageBytes +
+                        group * subgroupTileM * kSwizzleRowBytes +
+                        tm * info.m * kSwizzleRowBytes + ks * elementBytes,
+                    {aBase, stage, subgroupRow});
           // B: an N x K B like A; a K x N B at its first column block and
           // K row ks.
-          Value bAt =
-              transposedB
-                  ? apply(base + slot * bStageBytes +
-                              group * subgroupTileN * rowBytes +
-                              tn * info.n * rowBytes + ks * elementBytes,
-                          {bBase, stage, subgroupCol})
-                  : apply(base + slot * bStageBytes +
-                              (group * subgroupTileN + tn * info.n)
-                                      .floorDiv(blockColumns) *
-                                  blockBytes +
-                              ks * rowBytes,
-                          {bBase, stage, subgroupCol});
+          Value bAt = transposedB
+                          ? apply(base + slot * bStageBytes +
+                                      group * subgroupTileN * kSwizzleRowBytes +
+                                      tn * info.n * kSwizzleRowBytes +
+                                      ks * elementBytes,
+                                  {bBase, stage, subgroupCol})
+                          : apply(base + slot * bStageBytes +
+                                      (group * subgroupTileN + tn * info.n)
+                                              .floorDiv(blockColumns) *
+                                          blockBytes +
+                                      ks * kSwizzleRowBytes,
+                                  {bBase, stage, subgroupCol});
           // Within a swizzle atom the instruction walks 128-byte rows; atoms
           // of 8 rows follow each other along M (N) at 1024 bytes. A K x N
           // B's column blocks follow each other along N at blockBytes.

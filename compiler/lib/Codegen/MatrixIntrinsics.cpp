@@ -141,6 +141,32 @@ bool hasBF16Inputs(MatrixIntrinsic kind) {
   }
 }
 
+// The elements of a 1-D vector, one vector.extract each.
+SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vector) {
+  SmallVector<Value> elements;
+  int64_t count = cast<VectorType>(vector.getType()).getNumElements();
+  for (int64_t i = 0; i < count; ++i)
+    elements.push_back(
+        vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{i}));
+  return elements;
+}
+
+// The LLVM struct the NVVM matrix ops (and inline PTX) hold `accType`'s
+// elements in, one member each.
+LLVM::LLVMStructType structOf(VectorType accType) {
+  return LLVM::LLVMStructType::getLiteral(
+      accType.getContext(),
+      SmallVector<Type>(accType.getNumElements(), accType.getElementType()));
+}
+
+// The members of `value` (a structOf(accType)) as a vector of `accType`.
+Value vectorOf(OpBuilder &b, Location loc, Value value, VectorType accType) {
+  SmallVector<Value> elements;
+  for (int64_t i = 0, e = accType.getNumElements(); i < e; ++i)
+    elements.push_back(LLVM::ExtractValueOp::create(b, loc, value, i));
+  return vector::FromElementsOp::create(b, loc, accType, elements);
+}
+
 } // namespace
 
 const MatrixIntrinsicInfo &getMatrixIntrinsicInfo(MatrixIntrinsic kind) {
@@ -375,12 +401,7 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
   };
   SmallVector<Value> aRegs = registers(a, info.aCount);
   SmallVector<Value> bRegs = registers(bValue, info.bCount);
-  SmallVector<Value> cRegs;
-  for (int64_t i = 0; i < info.cCount; ++i)
-    cRegs.push_back(vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
-  Type accElement = accType.getElementType();
-  auto resultType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(info.cCount, accElement));
+  SmallVector<Value> cRegs = elementsOf(b, loc, c);
   NVVM::MMATypes ptxType = s8     ? NVVM::MMATypes::s8
                            : bf16 ? NVVM::MMATypes::bf16
                                   : NVVM::MMATypes::f16;
@@ -389,20 +410,13 @@ Value createMatrixInstruction(OpBuilder &b, Location loc,
   if (s8)
     overflow = NVVM::MMAIntOverflow::wrapped;
   Value result = NVVM::MmaOp::create(
-      b, loc, resultType, aRegs, bRegs, cRegs,
+      b, loc, structOf(accType), aRegs, bRegs, cRegs,
       ArrayRef<int64_t>{info.m, info.n, info.k}, std::nullopt, overflow,
       std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
-  SmallVector<Value> elements;
-  for (int64_t i = 0; i < info.cCount; ++i)
-    elements.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-  return vector::FromElementsOp::create(b, loc, accType, elements);
+  return vectorOf(b, loc, result, accType);
 }
-
-} // namespace mlir::kiln
-
-namespace mlir::kiln {
 
 Value createWarpgroupMatrixInstructions(
     OpBuilder &b, Location loc, MatrixIntrinsic kind,
@@ -410,14 +424,10 @@ Value createWarpgroupMatrixInstructions(
   assert(isWarpgroupIntrinsic(kind) && "not a warpgroup instruction");
   const MatrixIntrinsicInfo &info = getMatrixIntrinsicInfo(kind);
   auto accType = cast<VectorType>(c.getType());
-  Type accElement = accType.getElementType();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(info.cCount, accElement));
+  LLVM::LLVMStructType structType = structOf(accType);
   Value acc = LLVM::UndefOp::create(b, loc, structType);
-  for (int64_t i = 0; i < info.cCount; ++i)
-    acc = LLVM::InsertValueOp::create(
-        b, loc, acc, vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}),
-        i);
+  for (auto [i, element] : llvm::enumerate(elementsOf(b, loc, c)))
+    acc = LLVM::InsertValueOp::create(b, loc, acc, element, i);
   NVVM::WGMMATypes input =
       hasBF16Inputs(kind) ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   // A is K-major (row); B is N-major when stored K x N (row: the
@@ -430,41 +440,29 @@ Value createWarpgroupMatrixInstructions(
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         transposedB ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         /*satfinite=*/nullptr);
-  SmallVector<Value> elements;
-  for (int64_t i = 0; i < info.cCount; ++i)
-    elements.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
-  return vector::FromElementsOp::create(b, loc, accType, elements);
+  return vectorOf(b, loc, acc, accType);
 }
 
 Value waitForWarpgroupMatrixInstructions(OpBuilder &b, Location loc, Value c) {
   auto accType = cast<VectorType>(c.getType());
   int64_t count = accType.getNumElements();
-  Type accElement = accType.getElementType();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(count, accElement));
   // "=f" outputs tied to the inputs ("0", "1", ...): the registers pass
   // through the wait untouched, and every later use depends on it.
-  SmallVector<Value> elements;
   std::string constraints;
-  for (int64_t i = 0; i < count; ++i) {
-    elements.push_back(
-        vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{i}));
+  for (int64_t i = 0; i < count; ++i)
     constraints += i ? ",=f" : "=f";
-  }
   for (int64_t i = 0; i < count; ++i)
     constraints += "," + std::to_string(i);
   Value waited =
       LLVM::InlineAsmOp::create(
-          b, loc, structType, elements, "wgmma.wait_group.sync.aligned 0;",
-          constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+          b, loc, structOf(accType), elementsOf(b, loc, c),
+          "wgmma.wait_group.sync.aligned 0;", constraints,
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
           LLVM::tailcallkind::TailCallKind::None,
           LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr())
           .getResult(0);
-  SmallVector<Value> results;
-  for (int64_t i = 0; i < count; ++i)
-    results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
-  return vector::FromElementsOp::create(b, loc, accType, results);
+  return vectorOf(b, loc, waited, accType);
 }
 
 } // namespace mlir::kiln

@@ -729,9 +729,9 @@ kiln_status_t kiln_hal_channel_split(kiln_hal_channel_t* channel,
 // Symmetric windows
 //===----------------------------------------------------------------------===//
 
-kiln_status_t kiln_hal_window_create(kiln_hal_channel_t *channel,
-                                     const kiln_hal_window_params_t *params,
-                                     kiln_hal_window_t **out_window) {
+kiln_status_t kiln_hal_window_create(kiln_hal_channel_t* channel,
+                                     const kiln_hal_window_params_t* params,
+                                     kiln_hal_window_t** out_window) {
   KILN_CHECK_ARG(out_window);
   *out_window = nullptr;
   KILN_CHECK_ARG(channel);
@@ -755,23 +755,23 @@ kiln_status_t kiln_hal_window_create(kiln_hal_channel_t *channel,
   return createWindow(channel, params, out_window);
 }
 
-uint64_t kiln_hal_window_size(const kiln_hal_window_t *window) {
+uint64_t kiln_hal_window_size(const kiln_hal_window_t* window) {
   return window ? window->size : 0;
 }
 
-uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t *window) {
+uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t* window) {
   return window ? window->signal_count : 0;
 }
 
-kiln_hal_buffer_t *kiln_hal_window_data(const kiln_hal_window_t *window) {
+kiln_hal_buffer_t* kiln_hal_window_data(const kiln_hal_window_t* window) {
   return window ? window->data : nullptr;
 }
 
-kiln_hal_buffer_t *kiln_hal_window_signals(const kiln_hal_window_t *window) {
+kiln_hal_buffer_t* kiln_hal_window_signals(const kiln_hal_window_t* window) {
   return window ? window->signals : nullptr;
 }
 
-kiln_hal_buffer_t *kiln_hal_window_peer_table(const kiln_hal_window_t *window) {
+kiln_hal_buffer_t* kiln_hal_window_peer_table(const kiln_hal_window_t* window) {
   return window ? window->peer_table : nullptr;
 }
 

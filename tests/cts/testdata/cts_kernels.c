@@ -50,21 +50,20 @@ KILN_CTS_EXPORT int32_t cts_fail_at(const kiln_host_dispatch_state_t* state,
 // 32-bit word |rank| of every rank's data, then stores 1 into 64-bit
 // signal slot |rank| of every rank (release: the data is visible to a
 // reader that sees the signal). One workgroup.
-KILN_CTS_EXPORT int32_t cts_window_put(const kiln_host_dispatch_state_t *state,
+KILN_CTS_EXPORT int32_t cts_window_put(const kiln_host_dispatch_state_t* state,
                                        uint32_t x, uint32_t y, uint32_t z) {
   (void)x;
   (void)y;
   (void)z;
-  if (state->binding_count != 1 || state->push_constant_count != 2)
-    return 1;
+  if (state->binding_count != 1 || state->push_constant_count != 2) return 1;
   uint32_t rank = state->push_constants[0];
   uint32_t count = state->push_constants[1];
   if ((uint64_t)2 * count * sizeof(uint64_t) > state->binding_lengths[0])
     return 2;
-  const uint64_t *table = (const uint64_t *)state->bindings[0];
+  const uint64_t* table = (const uint64_t*)state->bindings[0];
   for (uint32_t peer = 0; peer < count; ++peer) {
-    uint32_t *data = (uint32_t *)(uintptr_t)table[peer];
-    uint64_t *signals = (uint64_t *)(uintptr_t)table[count + peer];
+    uint32_t* data = (uint32_t*)(uintptr_t)table[peer];
+    uint64_t* signals = (uint64_t*)(uintptr_t)table[count + peer];
     __atomic_store_n(&data[rank], 100u + rank, __ATOMIC_RELAXED);
     __atomic_store_n(&signals[rank], (uint64_t)1, __ATOMIC_RELEASE);
   }

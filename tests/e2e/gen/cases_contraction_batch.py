@@ -135,25 +135,24 @@ CASES.append(Case(
 }}""",
     [Run("main", [T(a, "f32"), T(b, "f32")], [T(f64(a) @ f64(b), "f32")], atol=0, rtol=0)]))
 
-# Enough 128x128 tiles (12 x 8) for the large tiling: four 16 KiB cp.async
-# stages in dynamic shared memory on NVIDIA (the driver opts the kernel in
-# and passes the size at launch). A and B are generated in the program from
-# their indices, so the test stays small; the result is checked through one
-# weighted sum per row, which any misplaced element changes.
-M, N, K = 1536, 1024, 128
-w = rng.integers(-3, 4, size=N).astype(np.float32)
-i, k, j = np.arange(M)[:, None], np.arange(K)[None, :], np.arange(N)[None, :]
-a_gen = (((i * 7 + k * 3) % 5) - 2) / 2
-b_gen = (((np.arange(K)[:, None] * 5 + j * 11) % 3) - 1) / 2
-CASES.append(Case(
-    "matmul/contraction_large_tiles_f16.mlir",
-    f"f16 {M}x{K} * {K}x{N} -> f32 generated from indices, then one weighted sum per row (GPUs: 128x128 tiles, 4 shared stages in dynamic shared memory).",
-    f"""#id = affine_map<(i, j) -> (i, j)>
+def generated_matmul_row_sums(path, note, M, N, K, w, a_factors, b_factors):
+    """A Case: f16 A (M x K) and B (K x N) generated in the program from
+    their indices (index_pattern with (row, col, period) factors), their
+    product in f32, then one weighted sum per row with the input w (N), which
+    any misplaced or missing element changes. Exact in f32."""
+    (ar, ac, ap), (br, bc, bp) = a_factors, b_factors
+    i, k, j = np.arange(M)[:, None], np.arange(K)[None, :], np.arange(N)[None, :]
+    a_gen = (((i * ar + k * ac) % ap) - ap // 2) / 2
+    b_gen = (((np.arange(K)[:, None] * br + j * bc) % bp) - bp // 2) / 2
+    return Case(
+        path,
+        f"f16 {M}x{K} * {K}x{N} -> f32 generated from indices, then one weighted sum per row ({note}).",
+        f"""#id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #col = affine_map<(i, j) -> (j)>
 func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
-{index_pattern("%a", M, K, 7, 3, 5)}
-{index_pattern("%b", K, N, 5, 11, 3)}
+{index_pattern("%a", M, K, ar, ac, ap)}
+{index_pattern("%b", K, N, br, bc, bp)}
 {FILL.format(shape=f"{M}x{N}")}  %c = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
   %z = arith.constant 0.0 : f32
   %es = tensor.empty() : tensor<{M}xf32>
@@ -166,38 +165,29 @@ func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
   }} -> tensor<{M}xf32>
   return %s : tensor<{M}xf32>
 }}""",
-    [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))
+        [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)])
+
+
+# Enough 128x128 tiles (12 x 8) for the large tiling: four 16 KiB cp.async
+# stages in dynamic shared memory on NVIDIA (the driver opts the kernel in
+# and passes the size at launch).
+N = 1024
+CASES.append(generated_matmul_row_sums(
+    "matmul/contraction_large_tiles_f16.mlir",
+    "GPUs: 128x128 tiles, 4 shared stages in dynamic shared memory",
+    1536, N, 128, rng.integers(-3, 4, size=N).astype(np.float32),
+    (7, 3, 5), (5, 11, 3)))
 
 # 25 x 4 tiles of 128x128 (sm_90's mma.sync and sm_90a's wgmma alike):
 # workgroups take their tiles in groups of 8 tile rows (L2 reuse), the last
-# group one row; the weighted row sums catch a tile computed twice or never.
-M, N, K = 3200, 512, 64
-w = np.random.default_rng(11).integers(-3, 4, size=N).astype(np.float32)
-i, k, j = np.arange(M)[:, None], np.arange(K)[None, :], np.arange(N)[None, :]
-a_gen = (((i * 3 + k * 5) % 5) - 2) / 2
-b_gen = (((np.arange(K)[:, None] * 7 + j * 3) % 3) - 1) / 2
-CASES.append(Case(
+# group one row.
+N = 512
+CASES.append(generated_matmul_row_sums(
     "matmul/contraction_grouped_tiles_f16.mlir",
-    f"f16 {M}x{K} * {K}x{N} -> f32 generated from indices, then one weighted sum per row (GPUs: 25 x 4 tiles of 128x128, taken in groups of 8 tile rows).",
-    f"""#id = affine_map<(i, j) -> (i, j)>
-#row = affine_map<(i, j) -> (i)>
-#col = affine_map<(i, j) -> (j)>
-func.func @main(%w: tensor<{N}xf32>) -> tensor<{M}xf32> {{
-{index_pattern("%a", M, K, 3, 5, 5)}
-{index_pattern("%b", K, N, 7, 3, 3)}
-{FILL.format(shape=f"{M}x{N}")}  %c = linalg.matmul ins(%a, %b : tensor<{M}x{K}xf16>, tensor<{K}x{N}xf16>) outs(%f : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
-  %z = arith.constant 0.0 : f32
-  %es = tensor.empty() : tensor<{M}xf32>
-  %fs = linalg.fill ins(%z : f32) outs(%es : tensor<{M}xf32>) -> tensor<{M}xf32>
-  %s = linalg.generic {{indexing_maps = [#id, #col, #row], iterator_types = ["parallel", "reduction"]}} ins(%c, %w : tensor<{M}x{N}xf32>, tensor<{N}xf32>) outs(%fs : tensor<{M}xf32>) {{
-  ^bb0(%x: f32, %y: f32, %acc: f32):
-    %p = arith.mulf %x, %y : f32
-    %r = arith.addf %acc, %p : f32
-    linalg.yield %r : f32
-  }} -> tensor<{M}xf32>
-  return %s : tensor<{M}xf32>
-}}""",
-    [Run("main", [T(w, "f32")], [T((a_gen @ b_gen) @ w.astype(np.float64), "f32")], atol=0, rtol=0)]))
+    "GPUs: 25 x 4 tiles of 128x128, taken in groups of 8 tile rows",
+    3200, N, 64,
+    np.random.default_rng(11).integers(-3, 4, size=N).astype(np.float32),
+    (3, 5, 5), (7, 3, 3)))
 
 # Sizes that are not multiples of the tiles (K and N multiples of 8): the
 # cp.async form masks its partial tiles (zero-filled copies past M, N and

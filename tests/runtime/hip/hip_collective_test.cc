@@ -214,10 +214,10 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
   EXPECT_TRUE(
       kiln_hal_executable_cache_can_prepare_format(cache, (own + "a").c_str()));
   std::string older = own == "cuda:sm_80" ? "cuda:sm_75a" : "cuda:sm_80a";
-  for (const std::string &target : {own + "a", older}) {
+  for (const std::string& target : {own + "a", older}) {
     kiln_hal_executable_params_t params = {"ptx", bytes.data(), bytes.size(),
                                            1,     exports,      target.c_str()};
-    kiln_hal_executable_t *executable = nullptr;
+    kiln_hal_executable_t* executable = nullptr;
     kiln_status_t status = kiln_hal_executable_cache_prepare_executable(
         cache, &params, &executable);
     if (target == older) {
@@ -225,7 +225,7 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
       std::string text = TakeMessage(status);
       EXPECT_NE(text.find("arch-specific"), std::string::npos) << text;
     } else {
-      EXPECT_OK(status); // the variant for this very chip
+      EXPECT_OK(status);  // the variant for this very chip
       kiln_hal_executable_release(executable);
     }
   }

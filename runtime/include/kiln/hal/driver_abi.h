@@ -374,9 +374,9 @@ typedef struct kiln_hal_channel_vtable_t {
                          int32_t key, kiln_hal_channel_t** out_channel);
   // NULL (UNIMPLEMENTED) where the driver has no symmetric windows. The core
   // checked |params| (size 1 .. 2^40, signal_count <= 2^20).
-  kiln_status_t (*create_window)(kiln_hal_channel_t *channel,
-                                 const kiln_hal_window_params_t *params,
-                                 kiln_hal_window_t **out_window);
+  kiln_status_t (*create_window)(kiln_hal_channel_t* channel,
+                                 const kiln_hal_window_params_t* params,
+                                 kiln_hal_window_t** out_window);
 } kiln_hal_channel_vtable_t;
 
 // Window ---------------------------------------------------------------------
@@ -387,13 +387,13 @@ struct kiln_hal_window_t {
   kiln_hal_resource_t resource;
   uint64_t size;
   uint32_t signal_count;
-  kiln_hal_buffer_t *data;
-  kiln_hal_buffer_t *signals;
-  kiln_hal_buffer_t *peer_table;
+  kiln_hal_buffer_t* data;
+  kiln_hal_buffer_t* signals;
+  kiln_hal_buffer_t* peer_table;
 };
 
 typedef struct kiln_hal_window_vtable_t {
-  void (*destroy)(kiln_hal_resource_t *resource);
+  void (*destroy)(kiln_hal_resource_t* resource);
 } kiln_hal_window_vtable_t;
 
 //===----------------------------------------------------------------------===//

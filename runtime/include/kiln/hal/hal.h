@@ -475,24 +475,24 @@ kiln_hal_channel_split(kiln_hal_channel_t* channel, int32_t color, int32_t key,
 // Drivers without them return UNIMPLEMENTED.
 
 typedef struct kiln_hal_window_params_t {
-  uint64_t size;         // data bytes per rank, 1 .. 2^40
-  uint32_t signal_count; // 64-bit signal slots per rank, 0 .. 2^20
+  uint64_t size;          // data bytes per rank, 1 .. 2^40
+  uint32_t signal_count;  // 64-bit signal slots per rank, 0 .. 2^20
 } kiln_hal_window_params_t;
 
 KILN_MUST_USE_RESULT kiln_status_t kiln_hal_window_create(
-    kiln_hal_channel_t *channel, const kiln_hal_window_params_t *params,
-    kiln_hal_window_t **out_window);
-void kiln_hal_window_retain(kiln_hal_window_t *window);
-void kiln_hal_window_release(kiln_hal_window_t *window);
-uint64_t kiln_hal_window_size(const kiln_hal_window_t *window);
-uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t *window);
+    kiln_hal_channel_t* channel, const kiln_hal_window_params_t* params,
+    kiln_hal_window_t** out_window);
+void kiln_hal_window_retain(kiln_hal_window_t* window);
+void kiln_hal_window_release(kiln_hal_window_t* window);
+uint64_t kiln_hal_window_size(const kiln_hal_window_t* window);
+uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t* window);
 // This rank's data (size bytes) and signals (8 x signal_count bytes, at
 // least 8), and the peer table: 2 x count 64-bit device addresses, rank i's
 // data at entry i and its signals at entry count + i. Borrowed (valid while
 // the window is); bind them to dispatches like any device-local buffer.
-kiln_hal_buffer_t *kiln_hal_window_data(const kiln_hal_window_t *window);
-kiln_hal_buffer_t *kiln_hal_window_signals(const kiln_hal_window_t *window);
-kiln_hal_buffer_t *kiln_hal_window_peer_table(const kiln_hal_window_t *window);
+kiln_hal_buffer_t* kiln_hal_window_data(const kiln_hal_window_t* window);
+kiln_hal_buffer_t* kiln_hal_window_signals(const kiln_hal_window_t* window);
+kiln_hal_buffer_t* kiln_hal_window_peer_table(const kiln_hal_window_t* window);
 
 typedef enum kiln_hal_collective_kind_e {
   KILN_HAL_COLLECTIVE_ALL_REDUCE = 0,

@@ -60,21 +60,20 @@ unsigned smNumber(const std::string& arch) {
 
 // "sm_90a": PTX with the chip's arch-specific features (wgmma), which the
 // driver compiles for that very chip only, not for newer ones.
-bool isArchSpecific(const std::string &arch) {
+bool isArchSpecific(const std::string& arch) {
   return smNumber(arch) != 0 && arch.back() == 'a';
 }
 
 // Whether a PTX target `wanted` ("sm_80", "sm_90a") runs on a chip `have`
 // ("sm_90"): PTX is JIT-compiled forward, except the arch-specific forms.
-bool ptxRunsOn(const std::string &wanted, const std::string &have) {
+bool ptxRunsOn(const std::string& wanted, const std::string& have) {
   unsigned wantedSm = smNumber(wanted), haveSm = smNumber(have);
-  if (!wantedSm || !haveSm)
-    return false;
+  if (!wantedSm || !haveSm) return false;
   return isArchSpecific(wanted) ? wantedSm == haveSm : wantedSm <= haveSm;
 }
 
-bool canPrepareFormat(kiln_hal_executable_cache_t *base, const char *format) {
-  const DeviceContext &context = *cast(base)->context;
+bool canPrepareFormat(kiln_hal_executable_cache_t* base, const char* format) {
+  const DeviceContext& context = *cast(base)->context;
   // The device's own target, and its arch-specific form ("cuda:sm_90a" on
   // an sm_90 device), count as built for this very chip.
   std::string target = deviceTarget(context);

@@ -33,7 +33,7 @@ struct RoundEntry {
   // Window only: the parameters, and the rank's memory (a
   // std::shared_ptr<WindowMemory>, alive until the round's last barrier).
   kiln_hal_window_params_t window = {};
-  const void *memory = nullptr;
+  const void* memory = nullptr;
 };
 
 struct CollectiveGroup {
@@ -89,9 +89,9 @@ void destroyChannel(kiln_hal_resource_t* resource) {
 
 kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel);
-kiln_status_t createWindow(kiln_hal_channel_t *base,
-                           const kiln_hal_window_params_t *params,
-                           kiln_hal_window_t **outWindow);
+kiln_status_t createWindow(kiln_hal_channel_t* base,
+                           const kiln_hal_window_params_t* params,
+                           kiln_hal_window_t** outWindow);
 
 const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
                                                   createWindow};
@@ -100,7 +100,7 @@ const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
 // channel.
 kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
                          std::shared_ptr<drivers::BlockCache> blocks,
-                         kiln_hal_channel_t **outChannel) {
+                         kiln_hal_channel_t** outChannel) {
   auto* channel = new (std::nothrow) LocalChannel();
   if (!channel) {
     std::lock_guard<std::mutex> lock(group->mutex);
@@ -120,8 +120,8 @@ kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
 // One rank's window memory, shared by the windows of every rank of the
 // group.
 struct WindowMemory {
-  kiln_hal_buffer_t *data = nullptr;
-  kiln_hal_buffer_t *signals = nullptr;
+  kiln_hal_buffer_t* data = nullptr;
+  kiln_hal_buffer_t* signals = nullptr;
   ~WindowMemory() {
     kiln_hal_buffer_release(data);
     kiln_hal_buffer_release(signals);
@@ -133,8 +133,8 @@ struct LocalWindow {
   std::vector<std::shared_ptr<WindowMemory>> ranks;
 };
 
-void destroyWindow(kiln_hal_resource_t *resource) {
-  auto *window = reinterpret_cast<LocalWindow *>(resource);
+void destroyWindow(kiln_hal_resource_t* resource) {
+  auto* window = reinterpret_cast<LocalWindow*>(resource);
   kiln_hal_buffer_release(window->base.peer_table);
   delete window;
 }
@@ -143,8 +143,8 @@ const kiln_hal_window_vtable_t kWindowVTable = {destroyWindow};
 
 // A zeroed host buffer of |size| bytes from |blocks|, mappable and usable
 // by dispatches and collectives.
-kiln_status_t allocateZeroed(const std::shared_ptr<drivers::BlockCache> &blocks,
-                             uint64_t size, kiln_hal_buffer_t **outBuffer) {
+kiln_status_t allocateZeroed(const std::shared_ptr<drivers::BlockCache>& blocks,
+                             uint64_t size, kiln_hal_buffer_t** outBuffer) {
   kiln_hal_buffer_params_t params = {};
   params.memory_type =
       KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
@@ -155,7 +155,7 @@ kiln_status_t allocateZeroed(const std::shared_ptr<drivers::BlockCache> &blocks,
   return nullptr;
 }
 
-uint8_t *storageOf(kiln_hal_buffer_t *buffer) {
+uint8_t* storageOf(kiln_hal_buffer_t* buffer) {
   return asLocalBuffer(buffer)->storage.load();
 }
 
@@ -163,11 +163,11 @@ uint8_t *storageOf(kiln_hal_buffer_t *buffer) {
 // memory (or that its allocation failed), every rank takes a reference to
 // all of it, and a barrier ends the round once nobody reads the published
 // entries any more.
-kiln_status_t createWindow(kiln_hal_channel_t *base,
-                           const kiln_hal_window_params_t *params,
-                           kiln_hal_window_t **outWindow) {
-  LocalChannel *channel = cast(base);
-  CollectiveGroup &group = *channel->group;
+kiln_status_t createWindow(kiln_hal_channel_t* base,
+                           const kiln_hal_window_params_t* params,
+                           kiln_hal_window_t** outWindow) {
+  LocalChannel* channel = cast(base);
+  CollectiveGroup& group = *channel->group;
   const int32_t rank = base->rank;
   auto memory = std::make_shared<WindowMemory>();
   uint64_t signalBytes = 8 * std::max<uint64_t>(1, params->signal_count);
@@ -175,7 +175,7 @@ kiln_status_t createWindow(kiln_hal_channel_t *base,
       allocateZeroed(channel->blocks, params->size, &memory->data);
   if (!status)
     status = allocateZeroed(channel->blocks, signalBytes, &memory->signals);
-  kiln_hal_buffer_t *table = nullptr;
+  kiln_hal_buffer_t* table = nullptr;
   if (!status)
     status =
         allocateZeroed(channel->blocks, 16 * uint64_t(group.count), &table);
@@ -192,7 +192,7 @@ kiln_status_t createWindow(kiln_hal_channel_t *base,
     return roundStatus;
   }
   bool peersOk = true;
-  for (const RoundEntry &peer : entries)
+  for (const RoundEntry& peer : entries)
     peersOk = peersOk && peer.kind == RoundKind::Window && peer.valid &&
               peer.window.size == params->size &&
               peer.window.signal_count == params->signal_count;
@@ -204,14 +204,14 @@ kiln_status_t createWindow(kiln_hal_channel_t *base,
         "signals), could not allocate its window, or ran something else",
         rank, group.count, (unsigned long long)params->size,
         params->signal_count);
-  auto *window = status ? nullptr : new (std::nothrow) LocalWindow();
+  auto* window = status ? nullptr : new (std::nothrow) LocalWindow();
   if (!status && !window)
     status = kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory creating a window");
   if (window) {
-    auto *addresses = reinterpret_cast<uint64_t *>(storageOf(table));
+    auto* addresses = reinterpret_cast<uint64_t*>(storageOf(table));
     for (int32_t r = 0; r < group.count; ++r) {
-      const auto &peer = *static_cast<const std::shared_ptr<WindowMemory> *>(
+      const auto& peer = *static_cast<const std::shared_ptr<WindowMemory>*>(
           entries[size_t(r)].memory);
       window->ranks.push_back(peer);
       addresses[r] = reinterpret_cast<uintptr_t>(storageOf(peer->data));
@@ -740,10 +740,10 @@ kiln_status_t CollectiveHub::createChannelId(uint8_t* outId, size_t capacity,
   return nullptr;
 }
 
-kiln_status_t
-CollectiveHub::createChannel(const kiln_hal_channel_params_t *params,
-                             std::shared_ptr<drivers::BlockCache> blocks,
-                             kiln_hal_channel_t **outChannel) {
+kiln_status_t CollectiveHub::createChannel(
+    const kiln_hal_channel_params_t* params,
+    std::shared_ptr<drivers::BlockCache> blocks,
+    kiln_hal_channel_t** outChannel) {
   std::string key(static_cast<const char*>(params->id), params->id_length);
   key += "/" + std::to_string(params->count);
   std::shared_ptr<CollectiveGroup> group;

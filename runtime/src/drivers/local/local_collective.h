@@ -60,14 +60,14 @@ struct CollectiveGroup;
 // Owned by the local driver, shared with its devices.
 class CollectiveHub {
  public:
-   // |blocks| is the memory of the device the channel is created on (where
-   // its symmetric windows live).
-   kiln_status_t createChannel(const kiln_hal_channel_params_t *params,
-                               std::shared_ptr<drivers::BlockCache> blocks,
-                               kiln_hal_channel_t **outChannel);
-   // A process-unique id: "local-group-<n>".
-   kiln_status_t createChannelId(uint8_t *outId, size_t capacity,
-                                 size_t *outLength);
+  // |blocks| is the memory of the device the channel is created on (where
+  // its symmetric windows live).
+  kiln_status_t createChannel(const kiln_hal_channel_params_t* params,
+                              std::shared_ptr<drivers::BlockCache> blocks,
+                              kiln_hal_channel_t** outChannel);
+  // A process-unique id: "local-group-<n>".
+  kiln_status_t createChannelId(uint8_t* outId, size_t capacity,
+                                size_t* outLength);
 
  private:
   std::mutex mutex;
