@@ -4,7 +4,9 @@
 
 // Module.version written by this compiler and accepted by this runtime.
 // Version 2: the file ends in an integrity trailer (module_trailer.h).
-#define KILN_MODULE_VERSION 2u
+// Version 3: functions may hold symmetric windows (Function.windows) and
+// commands may bind them (BufferSpace WindowData/WindowSignals/WindowPeers).
+#define KILN_MODULE_VERSION 3u
 
 // ExecutableVariant.format of host shared objects following host_abi.h.
 #define KILN_HOST_FORMAT "elf-so-v1"

@@ -103,6 +103,13 @@ static cl::opt<std::string> hostFeatures(
 static cl::opt<unsigned> hostOptLevel(
     "host-opt-level", cl::desc("LLVM optimization level of host kernels (0-3)"),
     cl::init(3), cl::cat(kilnCategory));
+static cl::opt<int64_t> collectiveKernelMaxBytes(
+    "collective-kernel-max-bytes",
+    cl::desc("all_reduce and all_gather of at most N bytes per rank run as "
+             "kernels over symmetric windows instead of library calls "
+             "(default: 1048576 where every target has them, today "
+             "--target=host only; 0: never)"),
+    cl::value_desc("N"), cl::init(1 << 20), cl::cat(kilnCategory));
 static cl::opt<std::string> dumpIntermediates(
     "dump-intermediates",
     cl::desc("Write the program after each phase to DIR/NN-<phase>.mlir and "
@@ -141,6 +148,8 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
   add(hostCpu, "host-cpu", hostCpu);
   add(hostFeatures, "host-features", hostFeatures);
   add(hostOptLevel, "host-opt-level", std::to_string(hostOptLevel));
+  add(collectiveKernelMaxBytes, "collective-kernel-max-bytes",
+      std::to_string(collectiveKernelMaxBytes));
   add(dumpIntermediates, "dump-intermediates", dumpIntermediates);
   add(parametersFile, "parameters", parametersFile);
   kiln::CompileOptions options;

@@ -63,6 +63,15 @@ std::string RefString(const BufferRef* ref) {
     case BufferSpace::Output: space = "output" + std::to_string(ref->index()); break;
     case BufferSpace::Transient: space = "transient"; break;
     case BufferSpace::Rodata: space = "rodata" + std::to_string(ref->index()); break;
+    case BufferSpace::WindowData:
+      space = "window" + std::to_string(ref->index()) + ".data";
+      break;
+    case BufferSpace::WindowSignals:
+      space = "window" + std::to_string(ref->index()) + ".signals";
+      break;
+    case BufferSpace::WindowPeers:
+      space = "window" + std::to_string(ref->index()) + ".peers";
+      break;
   }
   return space + "[" + std::to_string(ref->offset()) + ", +" +
          std::to_string(ref->length()) + ")";
@@ -373,6 +382,16 @@ int Main(int argc, char** argv) {
             }
           }
           std::printf("]\n");
+        }
+      }
+      if (commands && function->windows()) {
+        uint32_t index = 0;
+        for (const Window* window : *function->windows()) {
+          std::printf("      window %u: channel %u, %" PRIu64
+                      " bytes, %u "
+                      "signal slots (compiled collectives)\n",
+                      index++, window->channel(), window->size(),
+                      window->signal_count());
         }
       }
       if (commands && function->commands()) {

@@ -48,11 +48,13 @@ static LogicalResult wrapKernel(ModuleOp module, LLVM::LLVMFuncOp kernel) {
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
   auto i32 = IntegerType::get(ctx, 32);
   auto i64 = IntegerType::get(ctx, 64);
+  Type returnType = kernelType.getReturnType();
+  bool returnsStatus = returnType == i32;
   if (numParams < kNumWorkgroupIds ||
-      !isa<LLVM::LLVMVoidType>(kernelType.getReturnType())) {
+      !(isa<LLVM::LLVMVoidType>(returnType) || returnsStatus)) {
     return kernel.emitError()
            << "host kernel must take binding pointers and three workgroup "
-              "ids and return nothing, found "
+              "ids and return nothing or an i32 status, found "
            << kernelType;
   }
   unsigned numBindings = numParams - kNumWorkgroupIds;
@@ -115,9 +117,12 @@ static LogicalResult wrapKernel(ModuleOp module, LLVM::LLVMFuncOp kernel) {
   }
   for (unsigned i = 0; i < kNumWorkgroupIds; ++i)
     args.push_back(LLVM::ZExtOp::create(b, loc, i64, entry->getArgument(1 + i)));
-  LLVM::CallOp::create(b, loc, kernel, args);
-  LLVM::ReturnOp::create(b, loc,
-                         LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
+  auto call = LLVM::CallOp::create(b, loc, kernel, args);
+  // The kernel's own status (compiled collectives), or success.
+  LLVM::ReturnOp::create(
+      b, loc,
+      returnsStatus ? call.getResult()
+                    : LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
   return success();
 }
 

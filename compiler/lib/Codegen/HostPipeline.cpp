@@ -48,6 +48,9 @@ static void buildBufferizeStage(OpPassManager &pm,
 // 3. Each workgroup runs one iteration of the forall.
 static void buildDistributeStage(OpPassManager &pm,
                                  const HostCodegenPipelineOptions &) {
+  // Compiled collectives arrive on buffers (the target skips the tile,
+  // bufferize and vectorize stages for them).
+  pm.addPass(createHostLowerWindowCollectivesPass());
   pm.nest<func::FuncOp>().addPass(createHostMapForallToWorkgroupsPass());
 }
 

@@ -28,7 +28,7 @@ struct HostMapForallToWorkgroupsPass
           HostMapForallToWorkgroupsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
+    if (func.isExternal() || func->hasAttr(kWorkgroupCountAttrName))
       return;
     MLIRContext *ctx = &getContext();
     if (llvm::any_of(func.getArgumentTypes(),

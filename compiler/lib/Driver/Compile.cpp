@@ -43,6 +43,11 @@ public:
                          function_ref<void(OpPassManager &)> build);
   LogicalResult compileExecutables(ExecutableBinaryMap &binaries);
   // Whether every target has a fused attention kernel.
+  bool hasCollectiveKernels() const {
+    return !backends.empty() && llvm::all_of(backends, [](const auto &backend) {
+      return backend->hasCollectiveKernels();
+    });
+  }
   bool hasFusedAttention() const {
     return !backends.empty() && llvm::all_of(backends, [](const auto &backend) {
       return backend->hasFusedAttention();
@@ -193,6 +198,13 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                    DispatchCreationOptions creation;
                                    creation.fuseAttention =
                                        compiler.hasFusedAttention();
+                                   creation.collectiveKernelMaxBytes =
+                                       compiler.hasCollectiveKernels()
+                                           ? options.collectiveKernelMaxBytes
+                                                 .value_or(
+                                                     CompileOptions::
+                                                         kDefaultCollectiveKernelMaxBytes)
+                                           : 0;
                                    buildKilnDispatchCreationPipeline(pm,
                                                                      creation);
                                  })) ||
@@ -323,6 +335,18 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
           failed(parseLevel(name, value, options.rocm.optLevel, error)))
         return failure();
       options.cuda.optLevel = options.rocm.optLevel;
+    } else if (name == "collective-kernel-max-bytes") {
+      int64_t bytes = 0;
+      if (!needValue())
+        return failure();
+      if (value.getAsInteger(10, bytes) || bytes < 0 || bytes > (1ll << 30)) {
+        error = ("--collective-kernel-max-bytes must be 0 to 1073741824, not "
+                 "'" +
+                 value + "'")
+                    .str();
+        return failure();
+      }
+      options.collectiveKernelMaxBytes = bytes;
     } else if (name == "host-opt-level") {
       if (!needValue() ||
           failed(parseLevel(name, value, options.host.optLevel, error)))
@@ -333,7 +357,8 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
                "--rocm-device-libs, --rocm-matrix-cores, "
                "--cuda-layout-fragments, --gpu-opt-level, "
                "--host-cpu, --host-features, --host-opt-level, "
-               "--module-name, --dump-intermediates, --parameters)")
+               "--collective-kernel-max-bytes, --module-name, "
+               "--dump-intermediates, --parameters)")
                   .str();
       return failure();
     }

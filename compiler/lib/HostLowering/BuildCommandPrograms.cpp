@@ -110,6 +110,8 @@ private:
 
   // Distinct channels of the function's collectives, in first-use order.
   SmallVector<Attribute> channels;
+  // The windows of the compiled collectives, one each, in program order.
+  SmallVector<Attribute> windows;
 
   // Ranges accessed since the last barrier.
   SmallVector<BufferAttr> pendingReads, pendingWrites;
@@ -163,6 +165,21 @@ LogicalResult ProgramBuilder::collectStorage() {
               return success();
             })
             .Case<CollectiveOp>([&](CollectiveOp collective) -> LogicalResult {
+              // A compiled collective's kernel takes send, recv and the
+              // window's data, signals and peer table.
+              if (SymbolRefAttr kernelRef = collective.getKernelAttr()) {
+                auto kernel =
+                    SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                        collective, kernelRef);
+                if (!kernel || kernel.getNumArguments() != 5 ||
+                    !llvm::all_of(kernel.getArgumentTypes(),
+                                  llvm::IsaPred<MemRefType>))
+                  return op.emitError("host lowering: compiled collective "
+                                      "kernel ")
+                         << kernelRef
+                         << " is missing or does not take send, recv and "
+                            "the window's three buffers";
+              }
               // The collective writes its own recv buffer, like a kernel.
               define(collective.getResult(), {Storage::Kind::Produced,
                                               op.getLoc(),
@@ -195,7 +212,8 @@ LogicalResult ProgramBuilder::collectStorage() {
                       storageIndex.lookup(source);
                   return success();
                 })
-            .Case<arith::ConstantOp>([&](arith::ConstantOp constant) -> LogicalResult {
+            .Case<arith::ConstantOp>([&](arith::ConstantOp constant)
+                                         -> LogicalResult {
               if (!isa<RankedTensorType>(constant.getType()))
                 return success(); // scalars only feed other host ops
               if (llvm::all_of(constant->getUses(), isReshapeShape))
@@ -354,6 +372,33 @@ void ProgramBuilder::emitCollective(OpBuilder &builder,
   auto inputType = cast<RankedTensorType>(collective.getInput().getType());
   BufferAttr send = bufferOf(collective.getInput());
   BufferAttr recv = bufferOf(collective.getResult());
+  if (SymbolRefAttr kernelRef = collective.getKernelAttr()) {
+    // A compiled collective: its kernel over a window of its own, whose
+    // sizes are the kernel's window bindings (kiln.window_collective).
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(collective,
+                                                                     kernelRef);
+    auto sizeOf = [&](unsigned argument) {
+      auto type = cast<MemRefType>(kernel.getArgumentTypes()[argument]);
+      return uint64_t(type.getNumElements()) *
+             getElementByteSize(type.getElementType());
+    };
+    uint64_t dataSize = sizeOf(2), signalsSize = sizeOf(3),
+             peersSize = sizeOf(4);
+    unsigned index = windows.size();
+    windows.push_back(
+        WindowAttr::get(context, channel, dataSize, signalsSize / 8));
+    auto bindings = builder.getArrayAttr(
+        {send, recv,
+         BufferAttr::get(context, BufferSpace::WindowData, index, 0, dataSize),
+         BufferAttr::get(context, BufferSpace::WindowSignals, index, 0,
+                         signalsSize),
+         BufferAttr::get(context, BufferSpace::WindowPeers, index, 0,
+                         peersSize)});
+    auto command = DispatchCommandOp::create(builder, collective.getLoc(),
+                                             kernelRef, bindings);
+    emit(builder, command, {send}, {recv});
+    return;
+  }
   // The count is what each rank sends; the recv size follows from the kind.
   auto command = CollectiveCommandOp::create(
       builder, collective.getLoc(), collective.getKind(),
@@ -423,6 +468,8 @@ LogicalResult ProgramBuilder::build() {
   emitCommands(program);
   if (!channels.empty())
     program.setChannelsAttr(builder.getArrayAttr(channels));
+  if (!windows.empty())
+    program.setWindowsAttr(builder.getArrayAttr(windows));
   func.erase();
   return success();
 }

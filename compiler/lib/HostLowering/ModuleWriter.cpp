@@ -357,6 +357,16 @@ LogicalResult ModuleWriter::addFunction(ProgramOp program) {
       function->channels.push_back(std::move(entry));
     }
   }
+  if (std::optional<ArrayAttr> windows = program.getWindows()) {
+    for (Attribute attr : *windows) {
+      auto window = cast<WindowAttr>(attr);
+      auto entry = std::make_unique<fb::WindowT>();
+      entry->channel = window.getChannel();
+      entry->size = window.getSize();
+      entry->signal_count = window.getSignals();
+      function->windows.push_back(std::move(entry));
+    }
+  }
   for (Operation &op : program.getBlock()) {
     auto command = getCommand(op);
     if (failed(command))

@@ -111,7 +111,7 @@ static Value createCollective(OpBuilder &builder, Location loc,
                               int64_t root, ChannelAttr channel, Value input,
                               Type resultType) {
   return CollectiveOp::create(builder, loc, resultType, kind, reduction, root,
-                              channel, input);
+                              channel, /*kernel=*/nullptr, input);
 }
 
 static RankedTensorType prependRankDim(RankedTensorType type, int64_t n) {

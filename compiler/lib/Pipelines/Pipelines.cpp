@@ -61,6 +61,10 @@ void mlir::kiln::buildKilnDispatchCreationPipeline(
   regions.fuseAttention = options.fuseAttention;
   pm.addNestedPass<func::FuncOp>(createFormDispatchRegionsPass(regions));
   pm.addPass(createOutlineDispatchRegionsPass());
+  // Small collectives as kernels over symmetric windows.
+  CompileCollectivesPassOptions collectives;
+  collectives.maxBytes = options.collectiveKernelMaxBytes;
+  pm.addPass(createCompileCollectivesPass(collectives));
   // Host-side producers cloned into kernels are now dead.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -160,6 +160,7 @@ kiln_status_t ModuleExecutor::UploadRodata() {
 }
 
 kiln_hal_buffer_ref_t ModuleExecutor::MakeRef(const FunctionLayout& layout,
+                                              const RecordedFunction& recorded,
                                               const BufferRef& ref,
                                               bool* uses_transient) const {
   kiln_hal_buffer_ref_t result = {};
@@ -180,6 +181,17 @@ kiln_hal_buffer_ref_t ModuleExecutor::MakeRef(const FunctionLayout& layout,
       break;
     case BufferSpace::Rodata:
       result.buffer = rodata_[ref.index()].get();
+      break;
+    case BufferSpace::WindowData:
+      result.buffer = kiln_hal_window_data(recorded.windows[ref.index()].get());
+      break;
+    case BufferSpace::WindowSignals:
+      result.buffer =
+          kiln_hal_window_signals(recorded.windows[ref.index()].get());
+      break;
+    case BufferSpace::WindowPeers:
+      result.buffer =
+          kiln_hal_window_peer_table(recorded.windows[ref.index()].get());
       break;
   }
   return result;
@@ -210,7 +222,9 @@ kiln_hal_reduction_t ToHalReduction(ReductionOp reduction) {
   return KILN_HAL_REDUCTION_NONE;  // unreachable: verified
 }
 
+// Collective commands, or windows for compiled collectives.
 bool HasCollectives(const Function& function) {
+  if (function.windows() && function.windows()->size() != 0) return true;
   if (const auto* commands = function.commands()) {
     for (const CommandEntry* entry : *commands) {
       if (entry->command_type() == Command::CollectiveCommand) return true;
@@ -239,6 +253,8 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
     return kiln_ok_status();
   }
 
+  if (channels) KILN_RETURN_IF_ERROR(CreateWindows(layout, *channels, out));
+
   kiln_hal_command_buffer_t* command_buffer = nullptr;
   KILN_RETURN_IF_ERROR(kiln_hal_command_buffer_create(
       device_.get(), KILN_HAL_COMMAND_BUFFER_MODE_REUSABLE, out->slot_count,
@@ -261,7 +277,8 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
           std::vector<kiln_hal_buffer_ref_t> bindings;
           if (dispatch->bindings()) {
             for (const BufferRef* ref : *dispatch->bindings()) {
-              bindings.push_back(MakeRef(layout, *ref, &out->uses_transient));
+              bindings.push_back(
+                  MakeRef(layout, *out, *ref, &out->uses_transient));
             }
           }
           const auto* push = dispatch->push_constants();
@@ -277,15 +294,15 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
           const CopyCommand* copy = entry->command_as_CopyCommand();
           status = kiln_hal_command_buffer_copy_buffer(
               command_buffer,
-              MakeRef(layout, *copy->source(), &out->uses_transient),
-              MakeRef(layout, *copy->target(), &out->uses_transient));
+              MakeRef(layout, *out, *copy->source(), &out->uses_transient),
+              MakeRef(layout, *out, *copy->target(), &out->uses_transient));
           break;
         }
         case Command::FillCommand: {
           const FillCommand* fill = entry->command_as_FillCommand();
           status = kiln_hal_command_buffer_fill_buffer(
               command_buffer,
-              MakeRef(layout, *fill->target(), &out->uses_transient),
+              MakeRef(layout, *out, *fill->target(), &out->uses_transient),
               fill->pattern()->data(), fill->pattern()->size());
           break;
         }
@@ -305,8 +322,8 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
           op.root = collective->root();
           status = kiln_hal_command_buffer_collective(
               command_buffer, channels->channels[collective->channel()], &op,
-              MakeRef(layout, *collective->send(), &out->uses_transient),
-              MakeRef(layout, *collective->recv(), &out->uses_transient));
+              MakeRef(layout, *out, *collective->send(), &out->uses_transient),
+              MakeRef(layout, *out, *collective->recv(), &out->uses_transient));
           break;
         }
         default:
@@ -323,6 +340,32 @@ kiln_status_t ModuleExecutor::RecordFunction(const FunctionLayout& layout,
     }
   }
   return kiln_hal_command_buffer_end(command_buffer);
+}
+
+kiln_status_t ModuleExecutor::CreateWindows(const FunctionLayout& layout,
+                                            const FunctionChannels& channels,
+                                            RecordedFunction* out) {
+  const auto* windows = layout.function->windows();
+  if (!windows) return kiln_ok_status();
+  for (uint32_t w = 0; w < windows->size(); ++w) {
+    const Window* window = windows->Get(w);
+    kiln_hal_window_params_t params = {};
+    params.size = window->size();
+    params.signal_count = window->signal_count();
+    kiln_hal_window_t* created = nullptr;
+    kiln_status_t status = kiln_hal_window_create(
+        channels.channels[window->channel()], &params, &created);
+    if (!kiln_status_is_ok(status)) {
+      return kiln_status_annotate(
+          status,
+          "while creating window %u (%" PRIu64
+          " bytes, %u signal "
+          "slots) of function '%s' for its compiled collectives",
+          w, params.size, params.signal_count, layout.name.c_str());
+    }
+    out->windows.emplace_back(created);
+  }
+  return kiln_ok_status();
 }
 
 const ExecutableExport* ModuleExecutor::PreparedExport(

@@ -15,7 +15,11 @@
 // fills a binding table and issues one queue_execute.
 //
 // Functions with collective commands record each collective on the HAL
-// channel given for its Function.channels entry (see FunctionChannels). A
+// channel given for its Function.channels entry (see FunctionChannels), and
+// create their symmetric windows (Function.windows) on those channels once,
+// here: window creation is collective, so every rank of a channel creates its
+// executor for the module concurrently (as kiln_module_load on every device of
+// a collective group does). Dispatches bind the windows' buffers directly. A
 // function given no channels is recorded as unsupported: Submit returns
 // FAILED_PRECONDITION with the reason the caller gave (the rest of the
 // module works).
@@ -96,6 +100,7 @@ class ModuleExecutor {
   };
   struct RecordedFunction {
     HalCommandBufferPtr command_buffer;  // null when unsupported
+    std::vector<HalWindowPtr> windows;   // Function.windows, in order
     std::string unsupported_reason;
     uint32_t slot_count = 0;
     bool uses_transient = false;
@@ -113,8 +118,14 @@ class ModuleExecutor {
       const schema::DispatchCommand& dispatch) const;
   // Translates a module BufferRef into a HAL ref (slot or rodata buffer).
   kiln_hal_buffer_ref_t MakeRef(const FunctionLayout& layout,
+                                const RecordedFunction& recorded,
                                 const schema::BufferRef& ref,
                                 bool* uses_transient) const;
+  // Creates the function's windows on their channels (collective: every
+  // rank of each channel loads the module).
+  kiln_status_t CreateWindows(const FunctionLayout& layout,
+                              const FunctionChannels& channels,
+                              RecordedFunction* out);
 
   std::shared_ptr<const ModuleImage> image_;
   HalDevicePtr device_;

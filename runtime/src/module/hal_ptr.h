@@ -28,6 +28,7 @@ KILN_DEFINE_HAL_PTR(HalExecutablePtr, kiln_hal_executable_t,
                     kiln_hal_executable_release);
 KILN_DEFINE_HAL_PTR(HalChannelPtr, kiln_hal_channel_t,
                     kiln_hal_channel_release);
+KILN_DEFINE_HAL_PTR(HalWindowPtr, kiln_hal_window_t, kiln_hal_window_release);
 KILN_DEFINE_HAL_PTR(HalDriverRegistryPtr, kiln_hal_driver_registry_t,
                     kiln_hal_driver_registry_release);
 

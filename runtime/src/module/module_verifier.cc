@@ -25,6 +25,9 @@ constexpr uint32_t kMaxAlignment = 1u << 16;
 constexpr uint64_t kMaxWorkgroupCount = uint64_t{1} << 31;
 // Most ranks a function's grid may have.
 constexpr int64_t kMaxWorldSize = int64_t{1} << 16;
+// kiln_hal_window_create's limits (hal.h).
+constexpr uint64_t kMaxWindowSize = uint64_t{1} << 40;
+constexpr uint32_t kMaxWindowSignals = 1u << 20;
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
@@ -266,6 +269,22 @@ class ModuleChecker {
         }
         space_size = rodata_sizes_[ref->index()];
         break;
+      case BufferSpace::WindowData:
+      case BufferSpace::WindowSignals:
+      case BufferSpace::WindowPeers: {
+        if (ref->index() >= window_sizes_.size()) {
+          return Error(
+              "%s: %s refers to window %u but the function has %zu "
+              "windows",
+              where.c_str(), what, ref->index(), window_sizes_.size());
+        }
+        const WindowSizes& window = window_sizes_[ref->index()];
+        space_size = ref->space() == BufferSpace::WindowData ? window.data
+                     : ref->space() == BufferSpace::WindowSignals
+                         ? window.signals
+                         : window.peers;
+        break;
+      }
       default:
         return Error("%s: %s has unknown buffer space %u", where.c_str(), what,
                      static_cast<unsigned>(ref->space()));
@@ -309,6 +328,12 @@ class ModuleChecker {
         channel_sizes_.push_back(size);
       }
     }
+    window_sizes_.clear();
+    if (const auto* windows = function.windows()) {
+      for (uint32_t w = 0; w < windows->size(); ++w) {
+        KILN_RETURN_IF_ERROR(CheckWindow(function, w, *windows->Get(w)));
+      }
+    }
     const auto* commands = function.commands();
     if (!commands) return kiln_ok_status();
     for (uint32_t i = 0; i < commands->size(); ++i) {
@@ -330,8 +355,7 @@ class ModuleChecker {
                          "length %" PRIu64, where.c_str(),
                          copy->source()->length(), copy->target()->length());
           }
-          if (copy->target()->space() == BufferSpace::Input ||
-              copy->target()->space() == BufferSpace::Rodata) {
+          if (IsReadOnly(copy->target()->space())) {
             return Error("%s: target is read-only (%s)", where.c_str(),
                          EnumNameBufferSpace(copy->target()->space()));
           }
@@ -350,8 +374,7 @@ class ModuleChecker {
             return Error("%s: target offset/length are not multiples of the "
                          "%zu byte pattern", where.c_str(), pattern);
           }
-          if (fill->target()->space() == BufferSpace::Input ||
-              fill->target()->space() == BufferSpace::Rodata) {
+          if (IsReadOnly(fill->target()->space())) {
             return Error("%s: target is read-only (%s)", where.c_str(),
                          EnumNameBufferSpace(fill->target()->space()));
           }
@@ -425,6 +448,43 @@ class ModuleChecker {
     return kiln_ok_status();
   }
 
+  // Inputs, rodata and a window's peer table (the driver's) are never
+  // written by commands.
+  static bool IsReadOnly(BufferSpace space) {
+    return space == BufferSpace::Input || space == BufferSpace::Rodata ||
+           space == BufferSpace::WindowPeers;
+  }
+
+  // A window's channel exists and its sizes are within what
+  // kiln_hal_window_create accepts; records the byte sizes of its three
+  // buffers for CheckBufferRef.
+  kiln_status_t CheckWindow(const Function& function, uint32_t index,
+                            const Window& window) {
+    const char* name = function.name()->c_str();
+    if (window.channel() >= channel_sizes_.size()) {
+      return Error(
+          "function '%s' window %u is over channel %u, but the "
+          "function has %zu channels",
+          name, index, window.channel(), channel_sizes_.size());
+    }
+    if (window.size() == 0 || window.size() > kMaxWindowSize ||
+        window.signal_count() > kMaxWindowSignals) {
+      return Error("function '%s' window %u has %" PRIu64
+                   " data bytes and "
+                   "%u signal slots (expected 1 to %" PRIu64
+                   " bytes and at "
+                   "most %u slots)",
+                   name, index, window.size(), window.signal_count(),
+                   kMaxWindowSize, kMaxWindowSignals);
+    }
+    WindowSizes sizes;
+    sizes.data = window.size();
+    sizes.signals = 8 * std::max<uint64_t>(window.signal_count(), 1);
+    sizes.peers = 16 * uint64_t(channel_sizes_[window.channel()]);
+    window_sizes_.push_back(sizes);
+    return kiln_ok_status();
+  }
+
   // Checks a collective's op, types, channel and that its send and recv
   // ranges hold exactly what the op reads and writes for the channel's group
   // size N (all_gather: N x count out; reduce_scatter: count / N out;
@@ -459,8 +519,7 @@ class ModuleChecker {
                                         "send buffer"));
     KILN_RETURN_IF_ERROR(CheckBufferRef(collective.recv(), where,
                                         "recv buffer"));
-    if (collective.recv()->space() == BufferSpace::Input ||
-        collective.recv()->space() == BufferSpace::Rodata) {
+    if (IsReadOnly(collective.recv()->space())) {
       return Error("%s: recv buffer is read-only (%s)", at,
                    EnumNameBufferSpace(collective.recv()->space()));
     }
@@ -587,6 +646,10 @@ class ModuleChecker {
   uint64_t transient_size_ = 0;
   std::vector<int64_t> channel_sizes_;  // group size of each channel
   int64_t channel_world_ = 0;           // grid size of the function's channels
+  struct WindowSizes {
+    uint64_t data = 0, signals = 0, peers = 0;  // bytes of each buffer
+  };
+  std::vector<WindowSizes> window_sizes_;  // the function's windows
 };
 
 }  // namespace

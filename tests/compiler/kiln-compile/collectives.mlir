@@ -1,8 +1,9 @@
 // REQUIRES: host-target, kiln-dump
 // RUN: split-file %s %t
-// RUN: kiln-compile %t/explicit.mlir --target=host -o %t/explicit.vmfb
+// Library collectives (compiled collective kernels: compiled-collectives.mlir).
+// RUN: kiln-compile %t/explicit.mlir --target=host --collective-kernel-max-bytes=0 -o %t/explicit.vmfb
 // RUN: kiln-dump %t/explicit.vmfb --commands | FileCheck %s --check-prefix=EXPLICIT
-// RUN: kiln-compile %t/sharded.mlir --target=host -o %t/sharded.vmfb
+// RUN: kiln-compile %t/sharded.mlir --target=host --collective-kernel-max-bytes=0 -o %t/sharded.vmfb
 // RUN: kiln-dump %t/sharded.vmfb --commands | FileCheck %s --check-prefix=SHARDED
 // RUN: not kiln-compile %t/dynamic-grid.mlir -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=DYNGRID
 // RUN: not kiln-compile %t/dynamic-grid-sharded.mlir -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=DYNGRID2

@@ -148,6 +148,35 @@ def HostBufferizePass : Pass<"kiln-host-bufferize", "ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def HostLowerWindowCollectivesPass
+    : Pass<"kiln-host-lower-window-collectives", "ModuleOp"> {
+  let summary = "Expand a compiled collective's kernel for the host";
+  let description = [{
+    A kernel holding a `kiln.window_collective` (it arrives on buffers:
+    `kiln-compile-collectives` makes it) becomes the distributed form of
+    every host kernel: three `index` workgroup ids appended to its
+    bindings, `kiln.workgroup_count = [workgroups, 1, 1]`, and the protocol
+    of the op written out for workgroup x: the rank found in the peer table,
+    the epoch counter bumped, the chunk copied into half `e % 2` of the
+    window data, `e` release-stored (LLVM atomic, system scope) into every
+    peer's flag slot, acquire-loads of the own flags until every peer's
+    epoch arrived, then the reduction or the gather read straight from
+    every rank's window data. The kernel returns an i32 status that the
+    host ABI wrapper passes on: 0, 2 when its window's peer table does not
+    hold its signals (a driver bug), 3 when a peer has not signalled within
+    120 seconds (a peer failed, or the ranks called different programs).
+    Waiting, the workgroup yields its thread (`sched_yield`) every 64 polls
+    and reads the clock (`time`) every 4096, so ranks that share cores make
+    progress; the local driver's queue thread claims workgroups in order,
+    so every rank's lowest unfinished workgroup always runs.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HostMapForallToWorkgroupsPass
     : Pass<"kiln-host-map-forall-to-workgroups", "func::FuncOp"> {
   let summary = "Replace the workgroup scf.forall by workgroup ids";
@@ -156,7 +185,8 @@ def HostMapForallToWorkgroupsPass
     replaces the bufferized `scf.forall` mapped to `#gpu.block<...>` by its
     body, with each induction variable computed from the matching workgroup
     id. The grid is recorded as `kiln.workgroup_count` on the kernel; a
-    kernel without forall gets a 1x1x1 grid.
+    kernel without forall gets a 1x1x1 grid. Kernels that already have a
+    grid (compiled collectives) are left alone.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -131,4 +131,31 @@ def OutlineDispatchRegionsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def CompileCollectivesPass
+    : Pass<"kiln-compile-collectives", "::mlir::ModuleOp"> {
+  let summary = "Gives small all_reduce and all_gather collectives a kernel";
+  let description = [{
+    Every `kiln.collective` all_reduce or all_gather whose per-rank send is
+    at most `max-bytes` bytes gets a kernel of its own: a new
+    `kiln.executable @<function>_<kind>_<n>` whose kernel takes the send
+    data, the result and a symmetric window (data, signal slots, peer
+    table: memrefs) and holds one `kiln.window_collective` (its protocol is
+    described there). The collective keeps its place in the host function
+    and names the kernel (`kernel @exe::@kernel`); host lowering turns it
+    into a dispatch of that kernel over a window of the program. Larger
+    collectives, the other kinds, and everything when `max-bytes` is 0 stay
+    library collectives.
+
+    The kernel splits the elements over workgroups of at least 16 KiB (at
+    most 16 workgroups), each with its own flags and epoch counter.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
+           "largest per-rank send, in bytes, that gets a compiled kernel "
+           "(0: none)">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // KILN_DISPATCHCREATION_PASSES

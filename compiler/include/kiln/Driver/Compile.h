@@ -13,6 +13,7 @@
 #define KILN_DRIVER_COMPILE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct CompileOptions {
   std::string dumpDir;
   // Module name, source digest and flags stored in the module.
   ModuleWriterOptions writer;
+  // all_reduce and all_gather of at most this many bytes per rank become
+  // kernels over symmetric windows where every target has them (today:
+  // host only); 0 keeps every collective a library call. Unset: the
+  // default below.
+  std::optional<int64_t> collectiveKernelMaxBytes;
+  static constexpr int64_t kDefaultCollectiveKernelMaxBytes = 1 << 20;
 
   bool has(CompileTarget target) const {
     return llvm::is_contained(targets, target);
@@ -53,7 +60,8 @@ struct CompileOptions {
 // Reads kiln-compile flags ("--target=cuda,host", "--cuda-chip=sm_80",
 // "--rocm-chip=gfx942", "--rocm-device-libs=DIR", "--rocm-matrix-cores=false",
 // "--gpu-opt-level=N", "--host-cpu=CPU", "--host-features=F",
-// "--host-opt-level=N", "--module-name=NAME", "--dump-intermediates=DIR",
+// "--host-opt-level=N", "--collective-kernel-max-bytes=N",
+// "--module-name=NAME", "--dump-intermediates=DIR",
 // "--parameters=FILE.safetensors")
 // into `options`, starting from the defaults; the chips are checked. On a
 // bad flag, returns failure with `error` naming it.

@@ -32,6 +32,10 @@ struct DispatchCreationOptions {
   // Every target of the compile has a fused attention kernel: attention
   // chains become one dispatch (kiln-form-dispatch-regions).
   bool fuseAttention = false;
+  // Every target of the compile lowers kiln.window_collective: all_reduce
+  // and all_gather of at most this many bytes per rank become kernels over
+  // symmetric windows (kiln-compile-collectives; 0: none).
+  int64_t collectiveKernelMaxBytes = 0;
 };
 
 // Linalg program -> host functions of kiln.dispatch over kiln.executable

@@ -67,6 +67,10 @@ public:
   // (kiln/DispatchCreation/Attention.h); dispatch creation fuses attention
   // chains only when every target of the compile has one.
   virtual bool hasFusedAttention() const { return false; }
+  // Whether the target lowers kiln.window_collective (compiled collectives,
+  // kiln-compile-collectives); collectives become kernels only when every
+  // target of the compile does.
+  virtual bool hasCollectiveKernels() const { return false; }
 };
 
 } // namespace mlir::kiln

@@ -195,6 +195,51 @@ LogicalResult CollectiveOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// WindowCollectiveOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WindowCollectiveOp::verify() {
+  int64_t n = getRanks();
+  if (n < 1 || getWorkgroups() < 1)
+    return emitOpError("needs at least one rank and one workgroup, got ")
+           << n << " ranks and " << getWorkgroups() << " workgroups";
+  if (getKind() != CollectiveKind::AllReduce &&
+      getKind() != CollectiveKind::AllGather)
+    return emitOpError("compiles all_reduce and all_gather, not ")
+           << stringifyCollectiveKind(getKind());
+  if (failed(verifyCollectiveAttrs(*this, getKind(), getReduction(), 0, n)))
+    return failure();
+  auto sendType = cast<MemRefType>(getSend().getType());
+  Type element = sendType.getElementType();
+  int64_t count = sendType.getDimSize(0);
+  if (ShapedType::isDynamic(count) || count < 1)
+    return emitOpError("needs a static, non-empty send buffer, got ")
+           << sendType;
+  if (getWorkgroups() > count)
+    return emitOpError("runs ") << getWorkgroups() << " workgroups over only "
+                                << count << " elements";
+  if (getReduction() == ReductionKind::Avg && !isa<FloatType>(element))
+    return emitOpError("averages floats only, got ") << element;
+  auto expect = [&](Value value, int64_t size, Type type,
+                    StringRef what) -> LogicalResult {
+    auto memref = cast<MemRefType>(value.getType());
+    if (memref.getDimSize(0) != size || memref.getElementType() != type)
+      return emitOpError() << what << " must be "
+                           << MemRefType::get({size}, type) << ", got "
+                           << memref;
+    return success();
+  };
+  int64_t recvCount =
+      getKind() == CollectiveKind::AllGather ? n * count : count;
+  Type i64 = IntegerType::get(getContext(), 64);
+  return failure(failed(expect(getRecv(), recvCount, element, "recv")) ||
+                 failed(expect(getData(), 2 * count, element, "window data")) ||
+                 failed(expect(getSignals(), getSignalCount(n, getWorkgroups()),
+                               i64, "window signals")) ||
+                 failed(expect(getPeers(), 2 * n, i64, "peer table")));
+}
+
+//===----------------------------------------------------------------------===//
 // RodataRefOp
 //===----------------------------------------------------------------------===//
 

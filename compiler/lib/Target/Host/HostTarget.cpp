@@ -85,6 +85,12 @@ private:
 };
 
 // Rejects what the host pipeline cannot compile, at the offending op.
+// A compiled collective's kernel (kiln-compile-collectives): it arrives on
+// buffers, so the tile, bufferize and vectorize stages do not apply to it.
+bool isCollectiveKernel(func::FuncOp func) {
+  return !func.getOps<WindowCollectiveOp>().empty();
+}
+
 LogicalResult verifyKernel(func::FuncOp func) {
   auto isSupportedElement = [](Type t) {
     return t.isInteger(1) || t.isInteger(8) || t.isInteger(16) ||
@@ -112,6 +118,10 @@ LogicalResult verifyKernel(func::FuncOp func) {
   if (!func.getBody().hasOneBlock())
     return func.emitError() << "host target: kernel '" << func.getSymName()
                             << "' has control flow (more than one block)";
+  // A compiled collective's kernel is on buffers already (its op verifies
+  // them).
+  if (isCollectiveKernel(func))
+    return success();
   for (Type t : func.getArgumentTypes())
     if (failed(checkType(func.getLoc(), t)) ||
         !isa<RankedTensorType>(t))
@@ -284,6 +294,7 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
 
   // Work on a clone: the kernels, in op order, in a fresh builtin.module.
   HostExecutableBinary binary;
+  bool collectiveKernels = false;
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc, executable.getSymName());
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module->getBody());
@@ -295,6 +306,13 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
                             << "' (only func.func kernels are compiled)";
     if (failed(verifyKernel(func)))
       return failure();
+    if (isCollectiveKernel(func) != collectiveKernels &&
+        !binary.exports.empty())
+      return func.emitError()
+             << "host target: executable '" << executable.getSymName()
+             << "' mixes a compiled collective's kernel "
+                "with tensor kernels";
+    collectiveKernels = isCollectiveKernel(func);
     HostKernelExport kernel;
     kernel.name = func.getSymName().str();
     kernel.bindingCount = func.getNumArguments() + func.getNumResults();
@@ -324,6 +342,13 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
   HostCodegenPipelineOptions pipelineOptions;
   pipelineOptions.vectorWidth = getVectorWidth(*tm, options);
   for (const HostCodegenStage &stage : getHostCodegenStages()) {
+    // A compiled collective's kernel is on buffers and has no linalg ops:
+    // only kiln-host-lower-window-collectives (distribute) and the scalar
+    // and LLVM stages apply; LLVM vectorizes its loops.
+    StringRef name = stage.name;
+    if (collectiveKernels &&
+        (name == "tile" || name == "bufferize" || name == "vectorize"))
+      continue;
     PassManager pm(ctx, ModuleOp::getOperationName());
     addCrashContext(pm);
     stage.build(pm, pipelineOptions);
@@ -401,7 +426,8 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
       })))
     return failure();
 
-  // host_abi.h: a kernel may import libm functions and nothing else.
+  // host_abi.h: a kernel may import libm functions and nothing else; a
+  // compiled collective's kernel also sched_yield and time.
   llvm::Expected<std::vector<std::string>> imports =
       getUndefinedDynamicSymbols(binary.sharedObject);
   if (!imports)
@@ -409,7 +435,8 @@ mlir::kiln::compileExecutableForHost(ExecutableOp executable,
                              "object: "
                           << llvm::toString(imports.takeError());
   for (const std::string &name : *imports)
-    if (!isAllowedLibmSymbol(name))
+    if (!isAllowedLibmSymbol(name) &&
+        !(collectiveKernels && (name == "sched_yield" || name == "time")))
       return emitError(loc) << "host target: executable '"
                             << executable.getSymName()
                             << "' would import '" << name
@@ -424,6 +451,7 @@ public:
   explicit HostTargetBackend(HostTargetOptions options)
       : options(std::move(options)) {}
   std::string describe() const override { return "host"; }
+  bool hasCollectiveKernels() const override { return true; }
   FailureOr<std::vector<ExecutableVariantBinary>>
   compile(ExecutableOp executable, StringRef dumpDir) const override {
     HostTargetOptions withDump = options;

@@ -19,7 +19,10 @@ def Kiln_BufferSpace : I32EnumAttr<"BufferSpace", "where a buffer lives", [
     I32EnumAttrCase<"Input", 0, "input">,
     I32EnumAttrCase<"Output", 1, "output">,
     I32EnumAttrCase<"Transient", 2, "transient">,
-    I32EnumAttrCase<"Rodata", 3, "rodata">]> {
+    I32EnumAttrCase<"Rodata", 3, "rodata">,
+    I32EnumAttrCase<"WindowData", 4, "window_data">,
+    I32EnumAttrCase<"WindowSignals", 5, "window_signals">,
+    I32EnumAttrCase<"WindowPeers", 6, "window_peers">]> {
   let cppNamespace = "::mlir::kiln";
   let genSpecializedAttr = 0;
 }
@@ -32,7 +35,10 @@ def Kiln_BufferAttr : Kiln_Attr<"Buffer", "buffer"> {
 
     - `input[i]` / `output[i]`: the function's i-th input / output tensor,
     - `transient[0]`: the function's transient arena (planned statically),
-    - `rodata[i]`: the module's i-th `kiln.rodata` segment.
+    - `rodata[i]`: the module's i-th `kiln.rodata` segment,
+    - `window_data[i]` / `window_signals[i]` / `window_peers[i]`: this
+      rank's data, signal slots and peer table of the program's i-th
+      symmetric window (`#kiln.window`).
 
     ```mlir
     #kiln.buffer<transient[0], offset = 64, length = 128>
@@ -96,6 +102,26 @@ def Kiln_ChannelAttr : Kiln_Attr<"Channel", "channel"> {
   let extraClassDeclaration = [{
     // Number of ranks of one group: the product of the sizes of `axes`.
     int64_t getGroupSize() const;
+  }];
+}
+
+def Kiln_WindowAttr : Kiln_Attr<"Window", "window"> {
+  let summary = "A symmetric window of a command program";
+  let description = [{
+    On every rank of the program's channel `channel`: `size` data bytes and
+    `signals` 64-bit signal slots, plus the peer table of every rank's data
+    and signal addresses (`kiln_hal_window_create`). The runtime creates it
+    once when the module is loaded; the compiled collectives' kernels bind
+    its buffers (`window_data[i]`, `window_signals[i]`, `window_peers[i]`).
+
+    ```mlir
+    #kiln.window<channel = 0, size = 112, signals = 8>
+    ```
+  }];
+  let parameters = (ins "uint32_t":$channel, "uint64_t":$size,
+                        "uint32_t":$signals);
+  let assemblyFormat = [{
+    `<` `channel` `=` $channel `,` `size` `=` $size `,` `signals` `=` $signals `>`
   }];
 }
 

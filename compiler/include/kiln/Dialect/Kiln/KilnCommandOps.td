@@ -53,7 +53,9 @@ def Kiln_ProgramOp : Kiln_Op<"program", [
     (`function_type`, the tensors of the function's inputs and outputs), the
     size of its transient arena (one per function, offsets planned
     statically), the channels its collectives run over (`channels`, indexed
-    by `kiln.cmd.collective`; absent when there are none) and the commands
+    by `kiln.cmd.collective`; absent when there are none), the symmetric
+    windows its compiled collectives use (`windows`, bound by index from
+    dispatches; absent when there are none) and the commands
     the runtime records once and replays on every call.
 
     ```mlir
@@ -66,11 +68,14 @@ def Kiln_ProgramOp : Kiln_Op<"program", [
                        TypeAttrOf<FunctionType>:$function_type,
                        I64Attr:$transient_size,
                        OptionalAttr<TypedArrayAttrBase<Kiln_ChannelAttr,
-                           "array of channels">>:$channels);
+                           "array of channels">>:$channels,
+                       OptionalAttr<TypedArrayAttrBase<Kiln_WindowAttr,
+                           "array of windows">>:$windows);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $sym_name `:` $function_type `transient_size` `(` $transient_size `)`
-    (`channels` $channels^)? attr-dict-with-keyword $body
+    (`channels` $channels^)? (`windows` $windows^)? attr-dict-with-keyword
+    $body
   }];
   let skipDefaultBuilders = 1;
   let builders = [OpBuilder<(ins "::llvm::StringRef":$name,

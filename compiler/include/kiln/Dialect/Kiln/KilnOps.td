@@ -141,13 +141,85 @@ def Kiln_CollectiveOp : Kiln_Op<"collective", [Pure,
                            "::mlir::kiln::ReductionKind::None">:$reduction,
                        DefaultValuedAttr<I64Attr, "0">:$root,
                        Kiln_ChannelAttr:$channel,
+                       OptionalAttr<SymbolRefAttr>:$kernel,
                        AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $kind (`reduction` `=` $reduction^)? (`root` `=` $root^)? $input
-    `over` $channel attr-dict `:` type($input) `->` type($result)
+    `over` $channel (`kernel` $kernel^)? attr-dict `:` type($input) `->`
+    type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
+  let summary = "A compiled collective: one rank's kernel over a window";
+  let description = [{
+    The body of a compiled collective's kernel (`kiln-compile-collectives`),
+    on buffers: every rank of a group of `ranks` runs this kernel over
+    `workgroups` workgroups, with its `send` data, its `recv` result and its
+    symmetric window: `data` (this rank's window data, two halves of the
+    send size), `signals` (this rank's signal slots) and `peers` (the peer
+    table: every rank's data address, then every rank's signal address).
+
+    - `all_reduce`: `recv[i]` is the `reduction` of every rank's `send[i]`,
+      in rank order 0..N-1 on every rank (so every rank gets the same bits);
+      f16/bf16 accumulate in f32, avg divides once at the end.
+    - `all_gather`: slice r of `recv` is rank r's `send`.
+
+    Protocol, per workgroup w (which owns a contiguous chunk of elements):
+    the call's epoch e is one more than the workgroup's counter in
+    `signals[workgroups * ranks + w]`; the rank copies its chunk into half
+    `e % 2` of its data, release-stores e into slot `w * ranks + rank` of
+    every peer's signals, acquire-waits until every slot `w * ranks + p` of
+    its own signals has reached e (wrap-safe: `(int64)(slot - e) >= 0`),
+    then reads the chunk from half `e % 2` of every rank's data. A rank's
+    next call writes the other half, and the one after it waits for this
+    rank's signal of the call between: so no data is overwritten while a
+    peer still reads it, and no flag needs a reset. Calls on one rank are
+    ordered (one queue), as with any collective. The rank's own index is the
+    entry of `peers` that holds `signals`' address.
+
+    ```mlir
+    kiln.window_collective all_reduce reduction = sum ranks(4) workgroups(1)
+        send(%send) recv(%recv) window(%data, %signals, %peers)
+        : memref<16xf32>, memref<16xf32>, memref<32xf32>, memref<5xi64>,
+          memref<8xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_CollectiveKind:$kind,
+                       DefaultValuedAttr<Kiln_ReductionKind,
+                           "::mlir::kiln::ReductionKind::None">:$reduction,
+                       I64Attr:$ranks, I64Attr:$workgroups,
+                       MemRefRankOf<[AnyType], [1]>:$send,
+                       MemRefRankOf<[AnyType], [1]>:$recv,
+                       MemRefRankOf<[AnyType], [1]>:$data,
+                       MemRefRankOf<[I64], [1]>:$signals,
+                       MemRefRankOf<[I64], [1]>:$peers);
+  let assemblyFormat = [{
+    $kind (`reduction` `=` $reduction^)? `ranks` `(` $ranks `)`
+    `workgroups` `(` $workgroups `)` `send` `(` $send `)` `recv` `(` $recv `)`
+    `window` `(` $data `,` $signals `,` $peers `)` attr-dict `:`
+    type($send) `,` type($recv) `,` type($data) `,` type($signals) `,`
+    type($peers)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    // Elements of one rank's send.
+    int64_t getCount() {
+      return ::llvm::cast<::mlir::MemRefType>(getSend().getType())
+          .getDimSize(0);
+    }
+    // Elements of each workgroup's chunk (the last one may hold fewer).
+    int64_t getChunk() {
+      return ::llvm::divideCeil(getCount(), getWorkgroups());
+    }
+    // Signal slots the protocol needs: a flag per (workgroup, rank) and an
+    // epoch counter per workgroup.
+    static int64_t getSignalCount(int64_t ranks, int64_t workgroups) {
+      return workgroups * (ranks + 1);
+    }
+  }];
 }
 
 include "kiln/Dialect/Kiln/KilnCommandOps.td"

@@ -1,0 +1,112 @@
+//===- CompileCollectives.cpp - Kernels for small collectives -------------===//
+//
+// A small all_reduce or all_gather costs a library collective's fixed
+// latency; as a kernel over a symmetric window it costs one dispatch. This
+// pass gives each such kiln.collective an executable whose kernel holds one
+// kiln.window_collective; the targets lower that op, and host lowering
+// dispatches the kernel over a window of the program.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/DispatchCreation/Passes.h"
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_COMPILECOLLECTIVESPASS
+#include "kiln/DispatchCreation/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+// A workgroup's share is at least this many bytes, and a kernel has at most
+// kMaxWorkgroups workgroups (each waits on every peer: more workgroups mean
+// more flags to poll).
+static constexpr int64_t kMinBytesPerWorkgroup = 16 * 1024;
+static constexpr int64_t kMaxWorkgroups = 16;
+
+static int64_t getStoredByteSize(Type element) {
+  return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+}
+
+// Creates the executable and kernel of `collective`, named `name`.
+static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
+                                 func::FuncOp host) {
+  MLIRContext *context = collective.getContext();
+  Location loc = collective.getLoc();
+  auto inputType = cast<RankedTensorType>(collective.getInput().getType());
+  Type element = inputType.getElementType();
+  int64_t count = inputType.getNumElements();
+  int64_t ranks = collective.getChannel().getGroupSize();
+  int64_t bytes = count * getStoredByteSize(element);
+  int64_t workgroups =
+      std::clamp<int64_t>(llvm::divideCeil(bytes, kMinBytesPerWorkgroup), 1,
+                          std::min(kMaxWorkgroups, count));
+  int64_t recvCount =
+      collective.getKind() == CollectiveKind::AllGather ? ranks * count : count;
+  Type i64 = IntegerType::get(context, 64);
+  SmallVector<Type> types = {
+      MemRefType::get({count}, element), MemRefType::get({recvCount}, element),
+      MemRefType::get({2 * count}, element),
+      MemRefType::get({WindowCollectiveOp::getSignalCount(ranks, workgroups)},
+                      i64),
+      MemRefType::get({2 * ranks}, i64)};
+
+  OpBuilder builder(context);
+  builder.setInsertionPoint(host);
+  auto executable = ExecutableOp::create(builder, loc, name);
+  builder.setInsertionPointToStart(&executable.getBlock());
+  auto kernel = func::FuncOp::create(builder, loc, name,
+                                     builder.getFunctionType(types, {}));
+  Block *entry = kernel.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  WindowCollectiveOp::create(
+      builder, loc, collective.getKind(), collective.getReduction(), ranks,
+      workgroups, entry->getArgument(0), entry->getArgument(1),
+      entry->getArgument(2), entry->getArgument(3), entry->getArgument(4));
+  func::ReturnOp::create(builder, loc);
+  return kernel;
+}
+
+namespace {
+struct CompileCollectivesPass
+    : kiln::impl::CompileCollectivesPassBase<CompileCollectivesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxBytes <= 0)
+      return;
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto host : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      unsigned index = 0;
+      host.walk([&](CollectiveOp collective) {
+        CollectiveKind kind = collective.getKind();
+        if (kind != CollectiveKind::AllReduce &&
+            kind != CollectiveKind::AllGather)
+          return;
+        auto type = cast<RankedTensorType>(collective.getInput().getType());
+        int64_t bytes =
+            type.getNumElements() * getStoredByteSize(type.getElementType());
+        if (bytes == 0 || bytes > maxBytes ||
+            collective.getChannel().getGroupSize() < 2)
+          return;
+        std::string base =
+            (host.getSymName() + "_" + stringifyCollectiveKind(kind) + "_" +
+             Twine(index++))
+                .str();
+        std::string name = base;
+        for (unsigned suffix = 0; symbols.lookup(name);)
+          name = base + "_" + std::to_string(suffix++);
+        func::FuncOp kernel = createKernel(collective, name, host);
+        symbols.insert(kernel->getParentOp());
+        collective.setKernelAttr(SymbolRefAttr::get(
+            collective.getContext(), name,
+            {FlatSymbolRefAttr::get(kernel.getSymNameAttr())}));
+      });
+    }
+  }
+};
+} // namespace
