@@ -38,7 +38,8 @@ const char kUsage[] =
     "options:\n"
     "  --function=NAME         function to call (may be omitted if the module\n"
     "                          has exactly one)\n"
-    "  --device=URI            device to run on: local, local://N, or a plugin\n"
+    "  --device=URI            device to run on: local, local://N, or a "
+    "plugin\n"
     "                          driver's URI (default: local). SPMD functions\n"
     "                          (see below) take one --device per rank, or\n"
     "                          local (all ranks on local://0..W-1) or\n"
@@ -46,23 +47,29 @@ const char kUsage[] =
     "  --plugin=PATH           load a HAL driver plugin (repeatable; also\n"
     "                          $KILN_HAL_DRIVER_PLUGINS)\n"
     "  --input=VALUE           one per function input, in order. VALUE is\n"
-    "                          SHAPExTYPE=VALUES (2x3xf32=1,2,3,4,5,6), a splat\n"
+    "                          SHAPExTYPE=VALUES (2x3xf32=1,2,3,4,5,6), a "
+    "splat\n"
     "                          (4xf32=1.5), a scalar (f32=2) or @file.npy\n"
     "  --output=@FILE.npy      save output i (one flag per output, in order;\n"
     "                          '-' prints that output instead)\n"
     "  --expected-output=VALUE check output i against VALUE (one per output,\n"
     "                          in order, same syntax as --input); exits 1 on\n"
     "                          a mismatch\n"
-    "  --atol=X, --rtol=X      floating-point tolerances for --expected-output:\n"
+    "  --atol=X, --rtol=X      floating-point tolerances for "
+    "--expected-output:\n"
     "                          elements match when\n"
     "                          |actual-expected| <= atol + rtol*|expected|\n"
     "                          (defaults: f32 1e-5, f64 1e-9, f16 1e-3/1e-2,\n"
     "                          bf16 1e-2/2e-2); integers are always exact\n"
     "  --print-max-elements=N  elide printed tensors after N elements (1024)\n"
+    "  --repeat=N              call the function N times in a row (default 1;\n"
+    "                          every call's outputs are checked against\n"
+    "                          --expected-output, the last one is printed)\n"
     "  --list-functions        list the module's functions and exit\n"
     "  --list-devices          list the available device URIs (after loading\n"
     "                          plugins) and exit; no module needed\n"
-    "  --module=MODULE.vmfb    the module (as IREE's iree-run-module takes it;\n"
+    "  --module=MODULE.vmfb    the module (as IREE's iree-run-module takes "
+    "it;\n"
     "                          same as the positional argument)\n"
     "  --help                  show this help\n"
     "  --version               print Kiln's version and commit\n"
@@ -144,6 +151,7 @@ struct Options {
   bool has_atol = false, has_rtol = false;
   double atol = 0, rtol = 0;
   uint64_t print_max_elements = 1024;
+  uint64_t repeat = 1;  // calls of the function, one after the other
   bool list_functions = false;
   bool list_devices = false;
   // Multi-process SPMD runs (-1 / empty: not given).
@@ -224,6 +232,12 @@ int ParseOptions(int argc, char** argv, Options* options) {
       if (!ParseCount(value, &options->print_max_elements)) {
         return Fail("invalid --print-max-elements '%s' (expected an integer "
                     "0..%s)", value, std::to_string(UINT64_MAX));
+      }
+    } else if (value_of("--repeat", &value)) {
+      if (!ParseCount(value, &options->repeat) || options->repeat == 0 ||
+          options->repeat > (uint64_t{1} << 32)) {
+        return Fail("invalid --repeat '%s' (expected 1..%s calls)", value,
+                    std::to_string(uint64_t{1} << 32));
       }
     } else if (value_of("--module", &value)) {
       if (!options->module_path.empty())
@@ -501,11 +515,43 @@ void CallFunction(const Options& options, kiln_device_t* device,
   }
   if (result->failed) return;
 
-  outputs.assign(output_count, nullptr);
-  kiln_status_t status = kiln_function_call(function, input_count,
-                                            inputs.data(), output_count,
-                                            outputs.data());
-  if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, ""));
+  // With --repeat, the calls before the last are checked against the
+  // expected outputs too (quietly); the last one is reported as usual.
+  kiln_status_t status = kiln_ok_status();
+  for (uint64_t call = 1; call <= options.repeat; ++call) {
+    for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
+    outputs.assign(output_count, nullptr);
+    status = kiln_function_call(function, input_count, inputs.data(),
+                                output_count, outputs.data());
+    const std::string which = options.repeat > 1
+                                  ? "call " + std::to_string(call) + " of " +
+                                        std::to_string(options.repeat)
+                                  : "";
+    if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, which));
+    if (call == options.repeat || expected.empty()) continue;
+    for (size_t j = 0; j < output_count; ++j) {
+      HostTensor actual;
+      kiln_tensor_type_t type = kiln_buffer_view_type(outputs[j]);
+      actual.element_type = type.element_type;
+      actual.shape.assign(type.shape, type.shape + type.rank);
+      status = actual.Allocate();
+      if (kiln_status_is_ok(status)) {
+        status = kiln_buffer_view_read(outputs[j], actual.data.data(),
+                                       actual.data.size());
+      }
+      if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, which));
+      kiln::tooling::Tolerance tolerance =
+          kiln::tooling::DefaultTolerance(actual.element_type);
+      if (options.has_atol) tolerance.atol = options.atol;
+      if (options.has_rtol) tolerance.rtol = options.rtol;
+      kiln::tooling::CompareResult compared =
+          kiln::tooling::CompareTensors(expected[j], actual, tolerance, 8);
+      if (!compared.type_mismatch.empty() || compared.mismatch_count != 0) {
+        return fail(which + ": result[" + std::to_string(j) +
+                    "] does not match the expected output");
+      }
+    }
+  }
 
   bool all_matched = true;
   std::string& out = result->out;

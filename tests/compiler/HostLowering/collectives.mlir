@@ -61,3 +61,47 @@ func.func @broadcast(%x: tensor<3xi1>) -> (tensor<3xi1>, tensor<3xi1>) {
   %b = kiln.collective broadcast root = 1 %x over <@grid, axes = [0], shape = [2]> : tensor<3xi1> -> tensor<3xi1>
   return %b, %x : tensor<3xi1>, tensor<3xi1>
 }
+
+// -----
+
+// A compiled collective (kiln-compile-collectives named its kernel) is a
+// dispatch of that kernel over a window of its own: the data and signal
+// sizes come from the kernel's window bindings, the peer table holds 2 x 2
+// addresses. Its send and recv take part in the barrier analysis as for any
+// dispatch.
+// CHECK-LABEL: kiln.program @compiled : (tensor<4xf32>) -> tensor<4xf32> transient_size(64)
+// CHECK-SAME:    channels [#kiln.channel<@grid, axes = [0], shape = [2]>]
+// CHECK-SAME:    windows [#kiln.window<channel = 0, size = 32, signals = 3>]
+// CHECK-NEXT:    kiln.cmd.dispatch @k::@k bindings [#kiln.buffer<input[0], offset = 0, length = 16>, #kiln.buffer<transient[0], offset = 0, length = 16>]
+// CHECK-NEXT:    kiln.cmd.barrier
+// CHECK-NEXT:    kiln.cmd.dispatch @compiled_all_reduce_0::@compiled_all_reduce_0 bindings [#kiln.buffer<transient[0], offset = 0, length = 16>, #kiln.buffer<output[0], offset = 0, length = 16>, #kiln.buffer<window_data[0], offset = 0, length = 32>, #kiln.buffer<window_signals[0], offset = 0, length = 24>, #kiln.buffer<window_peers[0], offset = 0, length = 32>]
+// CHECK-NEXT:  }
+kiln.executable @k {
+  func.func @k(%a: tensor<4xf32>) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+}
+kiln.executable @compiled_all_reduce_0 {
+  func.func @compiled_all_reduce_0(%s: memref<4xf32>, %r: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+    kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(1) send(%s) recv(%r) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<4xi64>
+    return
+  }
+}
+func.func @compiled(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.dispatch @k::@k(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = kiln.collective all_reduce reduction = sum %0 over <@grid, axes = [0], shape = [2]> kernel @compiled_all_reduce_0::@compiled_all_reduce_0 : tensor<4xf32> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+kiln.executable @not_a_collective {
+  func.func @not_a_collective(%a: tensor<4xf32>) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+}
+func.func @bad_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{host lowering: compiled collective kernel @not_a_collective::@not_a_collective is missing or does not take send, recv and the window's three buffers}}
+  %1 = kiln.collective all_reduce reduction = sum %x over <@grid, axes = [0], shape = [2]> kernel @not_a_collective::@not_a_collective : tensor<4xf32> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

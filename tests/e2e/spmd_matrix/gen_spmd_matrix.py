@@ -55,6 +55,10 @@ class Case:
     split_axis: Optional[int] = None
     concat_axis: Optional[int] = None
     root: Optional[Tuple[int, ...]] = None
+    # A name suffix for cases that differ only in shape or compile flags.
+    variant: Optional[str] = None
+    # kiln-compile flags beyond --target (e.g. the library path).
+    flags: str = ""
 
     @property
     def group_size(self):
@@ -84,6 +88,7 @@ class Case:
             parts.append("axes" + "".join(map(str, self.axes)))
         if self.root is not None and any(self.root):
             parts.append("root" + "".join(map(str, self.root)))
+        parts.append(self.variant)
         return "_".join(p for p in parts if p)
 
 
@@ -169,7 +174,7 @@ def render(case):
 {gpu_unsupported(case)}// REQUIRES: numpy
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/spmd_matrix_data.py {data_args(case)}
-// RUN: kiln-compile %s --target=host -o %t/m.vmfb
+// RUN: kiln-compile %s --target=host{case.flags} -o %t/m.vmfb
 // RUN: kiln-run %t/m.vmfb --device=local --function=main --input=@%t/in_%%r.npy \\
 // RUN:   --expected-output=@%t/out_%%r.npy{tolerance_flags(case)}
 
@@ -238,6 +243,38 @@ def cases_on_2x4():
     yield Case("broadcast", "i32", grid, (0, 1), (7,), root=(1, 2))
 
 
+# Library path: all_reduce and all_gather of the sizes above are compiled
+# collective kernels on the host target (kiln-compile-collectives); these
+# run the same collectives as library calls of the local driver.
+LIBRARY = " --collective-kernel-max-bytes=0"
+
+
+def cases_on_library_path():
+    for ty in ALL_TYPES:
+        yield Case("all_reduce", ty, (2,), (0,), (3, 5), reduction="sum",
+                   variant="library", flags=LIBRARY)
+        yield Case("all_gather", ty, (2,), (0,), (3, 5), axis=1,
+                   variant="library", flags=LIBRARY)
+    yield Case("all_reduce", "f32", (4,), (0,), (7,), reduction="max",
+               variant="library", flags=LIBRARY)
+
+
+def cases_with_several_workgroups():
+    """Compiled collectives whose kernels split the data over workgroups of
+    16 KiB (the last one partial), and the largest size that gets a kernel
+    by default (1 MiB per rank, 16 workgroups)."""
+    yield Case("all_reduce", "f32", (4,), (0,), (20001,), reduction="sum",
+               variant="wg5")
+    yield Case("all_reduce", "f16", (3,), (0,), (8193, 3), reduction="average",
+               variant="wg4")
+    yield Case("all_reduce", "i16", (2,), (0,), (65536,), reduction="min",
+               variant="wg8")
+    yield Case("all_gather", "i64", (3,), (0,), (6000, 3), axis=0,
+               variant="wg9")
+    yield Case("all_reduce", "f32", (2,), (0,), (262144,), reduction="product",
+               variant="wg16")
+
+
 def all_cases():
     cases = list(cases_on_ranks(2, ALL_TYPES))
     cases += cases_on_ranks(3, ["i32", "f32"])
@@ -245,6 +282,8 @@ def all_cases():
     cases += cases_on_ranks(8, ["i32", "f32"])
     cases += cases_on_2x2()
     cases += cases_on_2x4()
+    cases += cases_on_library_path()
+    cases += cases_with_several_workgroups()
     names = [c.name for c in cases]
     assert len(set(names)) == len(names), "two cases share a test name"
     return cases

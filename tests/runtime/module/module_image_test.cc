@@ -616,6 +616,71 @@ TEST(ModuleVerifierSpmdTest, CollectiveRangesMatchTheirOp) {
                  "overflows");
 }
 
+// Adds window {channel 0, 64 bytes, 3 signal slots} to the all_reduce
+// function and a copy of 8 bytes from its input into |target|.
+void AddWindowAndCopy(ModuleT* m, BufferSpace space, uint32_t index) {
+  FunctionT* function = Find(m, "all_reduce");
+  auto window = std::make_unique<WindowT>();
+  window->channel = 0;
+  window->size = 64;
+  window->signal_count = 3;
+  function->windows.push_back(std::move(window));
+  CopyCommandT copy;
+  copy.source = std::make_unique<BufferRef>(BufferSpace::Input, 0, 0, 8);
+  copy.target = std::make_unique<BufferRef>(space, index, 0, 8);
+  auto entry = std::make_unique<CommandEntryT>();
+  entry->command.Set(std::move(copy));
+  function->commands.push_back(std::move(entry));
+}
+
+TEST(ModuleVerifierSpmdTest, WindowsAreChecked) {
+  // A window's data and signals may be written; the peer table is the
+  // driver's.
+  EXPECT_EQ(LoadSpmdModified([](ModuleT* m) {
+              AddWindowAndCopy(m, BufferSpace::WindowData, 0);
+            }).code,
+            KILN_STATUS_OK);
+  EXPECT_EQ(LoadSpmdModified([](ModuleT* m) {
+              AddWindowAndCopy(m, BufferSpace::WindowSignals, 0);
+            }).code,
+            KILN_STATUS_OK);
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowPeers, 0);
+                 }),
+                 "target is read-only (WindowPeers)");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowData, 1);
+                 }),
+                 "refers to window 1 but the function has 1 windows");
+  // Ranges: 64 data bytes, 3 x 8 signal bytes, 2 x 4 x 8 peer-table bytes.
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowSignals, 0);
+                   Find(m, "all_reduce")
+                       ->commands.back()
+                       ->command.AsCopyCommand()
+                       ->target = std::make_unique<BufferRef>(
+                       BufferSpace::WindowSignals, 0, 20, 8);
+                 }),
+                 "is outside its WindowSignals 0 of 24 bytes");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowData, 0);
+                   Find(m, "all_reduce")->windows[0]->channel = 1;
+                 }),
+                 "window 0 is over channel 1, but the function has 1 "
+                 "channels");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowData, 0);
+                   Find(m, "all_reduce")->windows[0]->size = 0;
+                 }),
+                 "window 0 has 0 data bytes");
+  ExpectRejected(LoadSpmdModified([](ModuleT* m) {
+                   AddWindowAndCopy(m, BufferSpace::WindowData, 0);
+                   Find(m, "all_reduce")->windows[0]->signal_count =
+                       (1u << 20) + 1;
+                 }),
+                 "1048577 signal slots");
+}
+
 TEST(ModuleVerifierSpmdTest, ByteFlipsOfSpmdModulesNeverCrash) {
   std::vector<uint8_t> bytes =
       testing::SerializeContents(*testing::BuildSpmdModule({2, 2}));
