@@ -13,11 +13,22 @@
 // kernel must not assume an order). It returns 0 on success; any other value
 // is a kernel failure that the driver reports as a dispatch error.
 //
+// Compiled collectives (kiln.window_collective) are the exception: workgroup
+// w of every rank waits for workgroup w of its peers. A driver runs them
+// correctly when it starts a dispatch's workgroups in increasing linear order
+// (x fastest) and keeps every started workgroup running until it returns,
+// with at least one thread per device (the local driver's parallelFor does:
+// indices are claimed in order and the queue thread takes part). Their status
+// codes: 2, the window's peer table does not hold the kernel's own signals
+// (a driver bug); 3, a peer did not signal within 120 s (it failed, or the
+// ranks run different programs).
+//
 // Kernel bindings are raw pointers to the first byte of each bound range, in
 // the order of the DispatchCommand's bindings. Pointers are aligned to at
 // least 16 bytes when the bound offset is. Math functions may be imported
 // from libm (resolved by the dynamic loader when the driver dlopens the
-// object); no other external symbol may be referenced.
+// object), and compiled collectives import sched_yield and time from libc;
+// no other external symbol may be referenced.
 #ifndef KILN_HOST_ABI_H_
 #define KILN_HOST_ABI_H_
 
