@@ -107,8 +107,8 @@ static cl::opt<int64_t> collectiveKernelMaxBytes(
     "collective-kernel-max-bytes",
     cl::desc("all_reduce and all_gather of at most N bytes per rank run as "
              "kernels over symmetric windows instead of library calls "
-             "(default: 1048576 where every target has them, today "
-             "--target=host only; 0: never)"),
+             "(default: 1048576 for --target=host; 0 for rocm and cuda, "
+             "whose hip driver has no windows yet; 0: never)"),
     cl::value_desc("N"), cl::init(1 << 20), cl::cat(kilnCategory));
 static cl::opt<std::string> dumpIntermediates(
     "dump-intermediates",

@@ -48,6 +48,11 @@ public:
       return backend->hasCollectiveKernels();
     });
   }
+  bool prefersCollectiveKernels() const {
+    return !backends.empty() && llvm::all_of(backends, [](const auto &backend) {
+      return backend->prefersCollectiveKernels();
+    });
+  }
   bool hasFusedAttention() const {
     return !backends.empty() && llvm::all_of(backends, [](const auto &backend) {
       return backend->hasFusedAttention();
@@ -183,7 +188,16 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                             "kiln.executable ops, found '")
                << op.getName() << "'";
   } else {
-    // Collectives of modules for GPU targets run on NCCL/RCCL.
+    // Small all_reduces and all_gathers become kernels where every target
+    // lowers them: by default where every target's driver has windows
+    // (host), on request (--collective-kernel-max-bytes) on GPU targets.
+    int64_t collectiveKernelMaxBytes = 0;
+    if (compiler.hasCollectiveKernels())
+      collectiveKernelMaxBytes = options.collectiveKernelMaxBytes.value_or(
+          compiler.prefersCollectiveKernels()
+              ? CompileOptions::kDefaultCollectiveKernelMaxBytes
+              : 0);
+    // Other collectives of modules for GPU targets run on NCCL/RCCL.
     bool gpuTargets =
         options.has(CompileTarget::ROCM) || options.has(CompileTarget::CUDA);
     if (failed(compiler.runPhase("input",
@@ -199,12 +213,7 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                    creation.fuseAttention =
                                        compiler.hasFusedAttention();
                                    creation.collectiveKernelMaxBytes =
-                                       compiler.hasCollectiveKernels()
-                                           ? options.collectiveKernelMaxBytes
-                                                 .value_or(
-                                                     CompileOptions::
-                                                         kDefaultCollectiveKernelMaxBytes)
-                                           : 0;
+                                       collectiveKernelMaxBytes;
                                    buildKilnDispatchCreationPipeline(pm,
                                                                      creation);
                                  })) ||

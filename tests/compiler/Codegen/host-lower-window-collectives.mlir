@@ -28,7 +28,7 @@
 // CHECK:             llvm.inttoptr
 // CHECK:             llvm.store %{{.*}}, %{{.*}} atomic release {alignment = 8 : i64} : i64, !llvm.ptr
 // CHECK:           call @time(
-// CHECK:           scf.for {{.*}} -> (i32) {
+// CHECK:           scf.for {{.*}} -> (i1) {
 // CHECK:             scf.while
 // CHECK:               llvm.load %{{.*}} atomic acquire {alignment = 8 : i64} : !llvm.ptr -> i64
 // CHECK:               scf.condition

@@ -177,6 +177,36 @@ def HostLowerWindowCollectivesPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def GPULowerWindowCollectivesPass
+    : Pass<"kiln-gpu-lower-window-collectives", "ModuleOp"> {
+  let summary = "Expand a compiled collective's kernel for a GPU";
+  let description = [{
+    The GPU form of `kiln-host-lower-window-collectives` (one source:
+    LowerWindowCollectivesPass.cpp): the kernel becomes a distributed GPU
+    kernel of `workgroups` x 256 threads (`kiln.workgroup_count`,
+    `kiln.workgroup_size`) whose threads share each phase: every thread
+    reads the epoch counter before thread 0 bumps it (a workgroup barrier
+    between); the threads copy the chunk; every thread fences (release,
+    system scope), a barrier, then thread p release-stores the epoch into
+    rank p's flag slot; thread p acquire-polls the own slot of rank p; a
+    barrier, every thread fences (acquire, system scope) and the threads
+    reduce or gather the chunk from every rank's window data. The clock is
+    `llvm.readsteadycounter` (NVIDIA: `globaltimer`, nanoseconds; AMD: the
+    100 MHz realtime counter); a peer that has not signalled within 120 s,
+    or a window whose peer table lacks the kernel's own signals, ends the
+    kernel with `llvm.trap` (a device error of the call).
+  }];
+  let options = [
+    Option<"backend", "backend", "std::string", /*default=*/"\"rocdl\"",
+           "GPU backend: rocdl or nvvm">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def HostMapForallToWorkgroupsPass
     : Pass<"kiln-host-map-forall-to-workgroups", "func::FuncOp"> {
   let summary = "Replace the workgroup scf.forall by workgroup ids";

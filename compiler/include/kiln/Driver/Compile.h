@@ -46,9 +46,9 @@ struct CompileOptions {
   // Module name, source digest and flags stored in the module.
   ModuleWriterOptions writer;
   // all_reduce and all_gather of at most this many bytes per rank become
-  // kernels over symmetric windows where every target has them (today:
-  // host only); 0 keeps every collective a library call. Unset: the
-  // default below.
+  // kernels over symmetric windows; 0 keeps every collective a library
+  // call. Unset: the default below where every target's driver has windows
+  // (host), else 0 (the hip driver has none yet).
   std::optional<int64_t> collectiveKernelMaxBytes;
   static constexpr int64_t kDefaultCollectiveKernelMaxBytes = 1 << 20;
 

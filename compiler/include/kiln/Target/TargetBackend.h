@@ -71,6 +71,10 @@ public:
   // kiln-compile-collectives); collectives become kernels only when every
   // target of the compile does.
   virtual bool hasCollectiveKernels() const { return false; }
+  // Whether they are the default for the target's small collectives: its
+  // runtime driver has symmetric windows (local: yes; hip: not yet, so the
+  // GPU targets compile them only on request).
+  virtual bool prefersCollectiveKernels() const { return false; }
 };
 
 } // namespace mlir::kiln

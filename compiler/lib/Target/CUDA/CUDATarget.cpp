@@ -162,6 +162,7 @@ class CUDATargetBackend final : public TargetBackend {
 public:
   explicit CUDATargetBackend(CUDATargetOptions options)
       : options(std::move(options)) {}
+  bool hasCollectiveKernels() const override { return true; }
   std::string describe() const override {
     return "cuda:" + llvm::join(options.chips, ",");
   }

@@ -3,6 +3,8 @@
 #include "GPUTargetUtils.h"
 
 #include "kiln/Codegen/CrashContext.h"
+#include "kiln/Codegen/Passes.h"
+#include "kiln/Dialect/Kiln/KilnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -164,11 +166,22 @@ FailureOr<OwningOpRef<ModuleOp>> gpu_target::lowerKernels(
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module->getBody());
   bool hasTensorKernels = false, hasLoweredKernels = false;
+  // Compiled collectives' kernels (kiln.window_collective) arrive on buffers:
+  // kiln-gpu-lower-window-collectives replaces the tile, bufferize and
+  // distribute stages for them.
+  bool collectiveKernels = false;
   for (Operation &op : executable.getBlock()) {
     if (auto func = dyn_cast<func::FuncOp>(op)) {
       if (func.isExternal())
         return func.emitError() << targetName << " target: kernel '"
                                 << func.getSymName() << "' has no body";
+      bool collective = !func.getOps<WindowCollectiveOp>().empty();
+      if (hasTensorKernels && collective != collectiveKernels)
+        return func.emitError()
+               << targetName << " target: executable '"
+               << executable.getSymName()
+               << "' mixes a compiled collective's kernel with tensor kernels";
+      collectiveKernels = collective;
       hasTensorKernels = true;
       kernels.push_back({func.getSymName().str(),
                          func.getNumArguments() + func.getNumResults()});
@@ -208,9 +221,19 @@ FailureOr<OwningOpRef<ModuleOp>> gpu_target::lowerKernels(
   // (the stages together are buildGPUCodegenPipeline).
   if (hasTensorKernels) {
     for (auto [index, stage] : llvm::enumerate(getGPUCodegenStages())) {
+      StringRef name = stage.name;
+      if (collectiveKernels && (name == "tile" || name == "bufferize"))
+        continue;
       PassManager pm(ctx, ModuleOp::getOperationName());
       addCrashContext(pm);
-      stage.build(pm, options);
+      if (collectiveKernels && name == "distribute") {
+        GPULowerWindowCollectivesPassOptions lowering;
+        lowering.backend =
+            options.backend == GPUBackend::NVVM ? "nvvm" : "rocdl";
+        pm.addPass(createGPULowerWindowCollectivesPass(lowering));
+      } else {
+        stage.build(pm, options);
+      }
       if (failed(pm.run(*module)))
         return emitError(loc) << targetName << " target: GPU codegen stage '"
                               << stage.name << "' failed for executable '"

@@ -452,6 +452,7 @@ public:
       : options(std::move(options)) {}
   std::string describe() const override { return "host"; }
   bool hasCollectiveKernels() const override { return true; }
+  bool prefersCollectiveKernels() const override { return true; }
   FailureOr<std::vector<ExecutableVariantBinary>>
   compile(ExecutableOp executable, StringRef dumpDir) const override {
     HostTargetOptions withDump = options;

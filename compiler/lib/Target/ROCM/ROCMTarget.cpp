@@ -232,6 +232,7 @@ class ROCMTargetBackend final : public TargetBackend {
 public:
   explicit ROCMTargetBackend(ROCMTargetOptions options)
       : options(std::move(options)) {}
+  bool hasCollectiveKernels() const override { return true; }
   std::string describe() const override {
     return "rocm:" + llvm::join(options.chips, ",");
   }

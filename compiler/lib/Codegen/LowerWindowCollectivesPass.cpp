@@ -1,0 +1,530 @@
+//===- LowerWindowCollectivesPass.cpp - Compiled collectives' kernels -----===//
+//
+// Writes out the protocol of kiln.window_collective (KilnOps.td) for one
+// workgroup, on the host (one thread) and on GPUs (a workgroup of threads),
+// from one description; only the ids, the wait and the failure differ:
+//
+// - host: workgroup ids are kernel arguments; the wait yields its thread
+//   (sched_yield) and reads the clock (time); a timeout is the kernel's i32
+//   status;
+// - GPU: gpu.block_id / gpu.thread_id; threads share the copy, the signals,
+//   the polling and the reduction, with workgroup barriers between the
+//   phases; the clock is llvm.readsteadycounter (globaltimer on NVIDIA,
+//   s_memrealtime / REALTIME on AMD); a timeout traps.
+//
+// Flags are LLVM atomics at system scope (the default syncscope): release
+// stores and acquire loads; on GPUs every thread also fences (release before
+// the barrier that precedes the signal, acquire after the barrier that
+// follows the wait), so the whole workgroup's copy is ordered before the
+// flag and the peers' data after it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Passes.h"
+
+#include "kiln/Dialect/Kiln/KilnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_HOSTLOWERWINDOWCOLLECTIVESPASS
+#define GEN_PASS_DEF_GPULOWERWINDOWCOLLECTIVESPASS
+#include "kiln/Codegen/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+// Host status codes (documented in host_abi.h).
+constexpr int32_t kStatusNotInPeerTable = 2;
+constexpr int32_t kStatusPeerTimeout = 3;
+// A peer that has not signalled after this long failed or runs another
+// program: the wait gives up.
+constexpr int64_t kWaitTimeoutSeconds = 120;
+// Host: polls between sched_yield calls, and between clock reads. GPU: polls
+// between clock reads. Powers of two.
+constexpr int64_t kPollsPerYield = 64;
+constexpr int64_t kPollsPerClockRead = 4096;
+constexpr int64_t kGPUPollsPerClockRead = 1024;
+// Threads of a GPU workgroup.
+constexpr int64_t kGPUWorkgroupSize = 256;
+
+enum class Flavor { Host, ROCDL, NVVM };
+
+class WindowCollectiveLowering {
+public:
+  WindowCollectiveLowering(WindowCollectiveOp op, OpBuilder &b, Flavor flavor)
+      : op(op), b(b), loc(op.getLoc()), flavor(flavor), ranks(op.getRanks()),
+        count(op.getCount()),
+        element(cast<MemRefType>(op.getSend().getType()).getElementType()) {}
+
+  // Emits the protocol before `op` for workgroup `workgroup` and, on GPUs,
+  // thread `thread` of kGPUWorkgroupSize; returns the i32 status on the host
+  // (null on GPUs, which trap instead).
+  Value build(Value workgroup, Value thread);
+
+private:
+  bool isHost() const { return flavor == Flavor::Host; }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value toI64(Value indexValue) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), indexValue);
+  }
+  // The address of a memref binding, as an i64.
+  Value addressOf(Value memref) {
+    return toI64(
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+  }
+  Value pointer(Value address) {
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  }
+  // &base[position] for elements of `type`.
+  Value elementPointer(Value base, Type type, Value position) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), type, base,
+                               ArrayRef<LLVM::GEPArg>{toI64(position)});
+  }
+  // Peer-table entry `entry`: rank r's data (r < ranks) or signals (ranks +
+  // r) address.
+  Value peerEntry(Value entry) { return load64(op.getPeers(), entry); }
+  // 64-bit slots of the signals and the peer table, 8-byte aligned (the
+  // driver allocates them so): one load or store each.
+  Value load64(Value memref, Value position) {
+    return memref::LoadOp::create(b, loc, memref, position,
+                                  /*nontemporal=*/false, llvm::Align(8));
+  }
+  void store64(Value value, Value memref, Value position) {
+    memref::StoreOp::create(b, loc, value, memref, position,
+                            /*nontemporal=*/false, llvm::Align(8));
+  }
+  // A loop over [begin, end) shared by the workgroup's threads.
+  scf::ForOp sharedLoop(Value begin, Value end, Value thread, int64_t threads) {
+    return scf::ForOp::create(b, loc, add(begin, thread), end, index(threads));
+  }
+  void barrier() {
+    if (!isHost())
+      gpu::BarrierOp::create(b, loc);
+  }
+  void fence(LLVM::AtomicOrdering ordering) {
+    if (!isHost())
+      LLVM::FenceOp::create(b, loc, ordering, StringRef());
+  }
+  func::FuncOp declareLibc(StringRef name, FunctionType type);
+
+  Value findRank(Value signalsAddress);
+  // Polls `flag` until it reaches `epoch`; returns an i1 that is true when
+  // the wait timed out.
+  Value poll(Value flag, Value epoch, Value start);
+  Value combine(Value acc, Value next);
+  void readPeers(Value half, Value begin, Value end, Value thread,
+                 int64_t threads);
+
+  WindowCollectiveOp op;
+  OpBuilder &b;
+  Location loc;
+  Flavor flavor;
+  int64_t ranks, count;
+  Type element;
+  func::FuncOp timeFn, yieldFn;
+};
+
+func::FuncOp WindowCollectiveLowering::declareLibc(StringRef name,
+                                                   FunctionType type) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto decl = func::FuncOp::create(b, loc, name, type);
+  decl.setPrivate();
+  return decl;
+}
+
+// The index of the peer-table entry that holds this rank's own signals
+// address, or `ranks` when there is none.
+Value WindowCollectiveLowering::findRank(Value signalsAddress) {
+  auto loop = scf::ForOp::create(b, loc, index(0), index(ranks), index(1),
+                                 ValueRange{index(ranks)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value peer = loop.getInductionVar();
+  Value entry = peerEntry(add(peer, index(ranks)));
+  Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, entry,
+                                     signalsAddress);
+  scf::YieldOp::create(b, loc,
+                       ValueRange{arith::SelectOp::create(
+                           b, loc, mine, peer, loop.getRegionIterArg(0))});
+  return loop.getResult(0);
+}
+
+Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start) {
+  MLIRContext *context = b.getContext();
+  Type i64Type = b.getI64Type();
+  // The poll count turns negative once the clock says the wait timed out.
+  auto loop =
+      scf::WhileOp::create(b, loc, TypeRange{i64Type}, ValueRange{i64(0)});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, {i64Type}, {loc});
+  Value polls = before->getArgument(0);
+  Value seen = LLVM::LoadOp::create(
+      b, loc, i64Type, flag, /*alignment=*/8, /*isVolatile=*/false,
+      /*isNonTemporal=*/false, /*isInvariant=*/false,
+      /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire);
+  Value behind =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                            arith::SubIOp::create(b, loc, seen, epoch), i64(0));
+  Value live =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, polls, i64(0));
+  scf::ConditionOp::create(b, loc, arith::AndIOp::create(b, loc, behind, live),
+                           ValueRange{polls});
+  Block *after = b.createBlock(&loop.getAfter(), {}, {i64Type}, {loc});
+  Value next = add(after->getArgument(0), i64(1));
+  auto every = [&](int64_t period) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, next, i64(period - 1)), i64(0));
+  };
+  if (isHost()) {
+    auto yieldNow = scf::IfOp::create(b, loc, every(kPollsPerYield));
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&yieldNow.getThenRegion().front());
+    func::CallOp::create(b, loc, yieldFn, ValueRange{});
+  }
+  auto readClock = scf::IfOp::create(
+      b, loc, TypeRange{i64Type},
+      every(isHost() ? kPollsPerClockRead : kGPUPollsPerClockRead),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&readClock.getThenRegion().front());
+    Value now;
+    int64_t limit;
+    if (isHost()) {
+      Value null =
+          LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(context));
+      now = func::CallOp::create(b, loc, timeFn, ValueRange{null}).getResult(0);
+      limit = kWaitTimeoutSeconds;
+    } else {
+      now = LLVM::CallIntrinsicOp::create(
+                b, loc, i64Type, b.getStringAttr("llvm.readsteadycounter"),
+                ValueRange{})
+                .getResult(0);
+      // globaltimer counts nanoseconds; AMD's realtime counter runs at
+      // 100 MHz.
+      limit = kWaitTimeoutSeconds *
+              (flavor == Flavor::NVVM ? 1000000000 : 100000000);
+    }
+    Value expired = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt,
+        arith::SubIOp::create(b, loc, now, start), i64(limit));
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::SelectOp::create(b, loc, expired, i64(-1), next)});
+    b.setInsertionPointToStart(&readClock.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{next});
+  }
+  scf::YieldOp::create(b, loc, readClock.getResults());
+  b.setInsertionPointAfter(loop);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                               loop.getResult(0), i64(0));
+}
+
+Value WindowCollectiveLowering::combine(Value acc, Value next) {
+  Type type = acc.getType();
+  bool isFloat = isa<FloatType>(type);
+  bool isBool = type.isInteger(1);
+  switch (op.getReduction()) {
+  case ReductionKind::Sum:
+  case ReductionKind::Avg:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, acc, next);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, acc, next);
+    return arith::AddIOp::create(b, loc, acc, next);
+  case ReductionKind::Prod:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, acc, next);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, acc, next);
+    return arith::MulIOp::create(b, loc, acc, next);
+  case ReductionKind::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, next);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, acc, next);
+    return arith::MinSIOp::create(b, loc, acc, next);
+  case ReductionKind::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, next);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, acc, next);
+    return arith::MaxSIOp::create(b, loc, acc, next);
+  case ReductionKind::None:
+    break;
+  }
+  llvm_unreachable("all_reduce has a reduction (verified)");
+}
+
+// Every rank's part of the chunk, read from half `half` of its window data:
+// gathered, or reduced in rank order 0..N-1 (f16/bf16 in f32, rounded once).
+void WindowCollectiveLowering::readPeers(Value half, Value begin, Value end,
+                                         Value thread, int64_t threads) {
+  SmallVector<Value> peerData;
+  for (int64_t r = 0; r < ranks; ++r)
+    peerData.push_back(pointer(peerEntry(index(r))));
+  auto loop = sharedLoop(begin, end, thread, threads);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  auto loadFrom = [&](int64_t r) -> Value {
+    return LLVM::LoadOp::create(
+        b, loc, element, elementPointer(peerData[r], element, add(half, i)));
+  };
+  if (op.getKind() == CollectiveKind::AllGather) {
+    for (int64_t r = 0; r < ranks; ++r)
+      memref::StoreOp::create(b, loc, loadFrom(r), op.getRecv(),
+                              ValueRange{add(i, index(r * count))});
+    return;
+  }
+  auto floatType = dyn_cast<FloatType>(element);
+  bool widen = floatType && floatType.getWidth() < 32;
+  auto load = [&](int64_t r) -> Value {
+    Value v = loadFrom(r);
+    return widen ? arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult()
+                 : v;
+  };
+  Value acc = load(0);
+  for (int64_t r = 1; r < ranks; ++r)
+    acc = combine(acc, load(r));
+  if (op.getReduction() == ReductionKind::Avg)
+    acc = arith::DivFOp::create(
+        b, loc, acc,
+        arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(acc.getType(), double(ranks))));
+  if (widen)
+    acc = arith::TruncFOp::create(b, loc, element, acc);
+  memref::StoreOp::create(b, loc, acc, op.getRecv(), i);
+}
+
+Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
+  MLIRContext *context = b.getContext();
+  Type i64Type = b.getI64Type();
+  Type i32Type = b.getI32Type();
+  int64_t workgroups = op.getWorkgroups();
+  int64_t chunk = op.getChunk();
+  int64_t threads = isHost() ? 1 : kGPUWorkgroupSize;
+  if (isHost()) {
+    thread = index(0);
+    timeFn = declareLibc(
+        "time", FunctionType::get(
+                    context, {LLVM::LLVMPointerType::get(context)}, {i64Type}));
+    yieldFn =
+        declareLibc("sched_yield", FunctionType::get(context, {}, {i32Type}));
+  }
+
+  Value signalsAddress = addressOf(op.getSignals());
+  Value rank = findRank(signalsAddress);
+  Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rank,
+                                      index(ranks));
+  auto ifFound =
+      isHost() ? scf::IfOp::create(b, loc, TypeRange{i32Type}, found,
+                                   /*withElseRegion=*/true)
+               : scf::IfOp::create(b, loc, found, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFound.getElseRegion().front());
+  if (isHost())
+    scf::YieldOp::create(b, loc, ValueRange{i32(kStatusNotInPeerTable)});
+  else
+    LLVM::Trap::create(b, loc);
+  b.setInsertionPointToStart(&ifFound.getThenRegion().front());
+
+  // This call's epoch: the workgroup's counter, plus one (every thread reads
+  // it before one writes it back).
+  Value counterSlot = add(index(workgroups * ranks), workgroup);
+  Value epoch = add(load64(op.getSignals(), counterSlot), i64(1));
+  barrier();
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, index(0));
+  {
+    auto bump = scf::IfOp::create(b, loc, first);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&bump.getThenRegion().front());
+    store64(epoch, op.getSignals(), counterSlot);
+  }
+  Value half = mul(
+      arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                 arith::AndIOp::create(b, loc, epoch, i64(1))),
+      index(count));
+
+  // The workgroup's chunk [begin, end) into this half of the own window.
+  Value begin = mul(workgroup, index(chunk));
+  Value end =
+      arith::MinSIOp::create(b, loc, add(begin, index(chunk)), index(count));
+  {
+    auto copy = sharedLoop(begin, end, thread, threads);
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value i = copy.getInductionVar();
+    Value value = memref::LoadOp::create(b, loc, op.getSend(), i);
+    memref::StoreOp::create(b, loc, value, op.getData(),
+                            ValueRange{add(half, i)});
+  }
+
+  // Release: the copy is visible to any rank that acquires the flag.
+  fence(LLVM::AtomicOrdering::release);
+  barrier();
+  Value ownSlot = add(mul(workgroup, index(ranks)), rank);
+  {
+    auto signal = sharedLoop(index(0), index(ranks), thread, threads);
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(signal.getBody());
+    Value peerSignals =
+        pointer(peerEntry(add(signal.getInductionVar(), index(ranks))));
+    LLVM::StoreOp::create(b, loc, epoch,
+                          elementPointer(peerSignals, i64Type, ownSlot),
+                          /*alignment=*/8, /*isVolatile=*/false,
+                          /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
+                          LLVM::AtomicOrdering::release);
+  }
+
+  // Acquire: wait for every peer's epoch in the own flags.
+  Value start =
+      isHost() ? func::CallOp::create(
+                     b, loc, timeFn,
+                     ValueRange{LLVM::ZeroOp::create(
+                         b, loc, LLVM::LLVMPointerType::get(context))})
+                     .getResult(0)
+               : LLVM::CallIntrinsicOp::create(
+                     b, loc, i64Type, b.getStringAttr("llvm.readsteadycounter"),
+                     ValueRange{})
+                     .getResult(0);
+  Value flags = pointer(signalsAddress);
+  auto wait = scf::ForOp::create(
+      b, loc, thread, index(ranks), index(threads),
+      ValueRange{arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)});
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(wait.getBody());
+    Value flag = elementPointer(
+        flags, i64Type,
+        add(mul(workgroup, index(ranks)), wait.getInductionVar()));
+    Value timedOut = poll(flag, epoch, start);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::OrIOp::create(
+                             b, loc, timedOut, wait.getRegionIterArg(0))});
+  }
+  Value timedOut = wait.getResult(0);
+  Value status;
+  if (isHost()) {
+    status = arith::SelectOp::create(b, loc, timedOut, i32(kStatusPeerTimeout),
+                                     i32(0));
+    auto ifComplete =
+        scf::IfOp::create(b, loc,
+                          arith::XOrIOp::create(b, loc, timedOut,
+                                                arith::ConstantIntOp::create(
+                                                    b, loc, b.getI1Type(), 1)));
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&ifComplete.getThenRegion().front());
+      readPeers(half, begin, end, thread, threads);
+    }
+    scf::YieldOp::create(b, loc, ValueRange{status});
+    return ifFound.getResult(0);
+  }
+  // A peer that never signals ends the kernel with an error on the device.
+  {
+    auto ifTimedOut = scf::IfOp::create(b, loc, timedOut);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&ifTimedOut.getThenRegion().front());
+    LLVM::Trap::create(b, loc);
+  }
+  barrier();
+  fence(LLVM::AtomicOrdering::acquire);
+  readPeers(half, begin, end, thread, threads);
+  return {};
+}
+
+// The kernel `func` holding `op`, for one workgroup of the flavor's form.
+LogicalResult lowerKernel(func::FuncOp func, Flavor flavor) {
+  SmallVector<WindowCollectiveOp> ops;
+  func.walk([&](WindowCollectiveOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return success();
+  if (ops.size() != 1 || !func.getBody().hasOneBlock() ||
+      func.getNumResults() != 0)
+    return func.emitError() << "a compiled collective's kernel holds one "
+                               "kiln.window_collective and returns nothing";
+  WindowCollectiveOp op = ops.front();
+  MLIRContext *ctx = func.getContext();
+  func->setAttr(kWorkgroupCountAttrName,
+                DenseI64ArrayAttr::get(ctx, {op.getWorkgroups(), 1, 1}));
+  OpBuilder b(op);
+  if (flavor == Flavor::Host) {
+    // Workgroup ids x, y, z after the bindings, as every distributed host
+    // kernel has them; the status is the kernel's result.
+    unsigned firstId = func.getNumArguments();
+    SmallVector<unsigned> positions(3, firstId);
+    SmallVector<Type> types(3, IndexType::get(ctx));
+    SmallVector<DictionaryAttr> attrs(3, DictionaryAttr::get(ctx));
+    SmallVector<Location> locs(3, func.getLoc());
+    if (failed(func.insertArguments(positions, types, attrs, locs)))
+      return failure();
+    func.setType(FunctionType::get(ctx, func.getArgumentTypes(),
+                                   {IntegerType::get(ctx, 32)}));
+    Value status = WindowCollectiveLowering(op, b, flavor)
+                       .build(func.getArgument(firstId), Value());
+    auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+    ret->setOperands(ValueRange{status});
+  } else {
+    func->setAttr(kWorkgroupSizeAttrName,
+                  DenseI64ArrayAttr::get(ctx, {kGPUWorkgroupSize, 1, 1}));
+    Value workgroup = gpu::BlockIdOp::create(b, op.getLoc(), gpu::Dimension::x);
+    Value thread = gpu::ThreadIdOp::create(b, op.getLoc(), gpu::Dimension::x);
+    WindowCollectiveLowering(op, b, flavor).build(workgroup, thread);
+  }
+  op.erase();
+  return success();
+}
+
+struct HostLowerWindowCollectivesPass
+    : public kiln::impl::HostLowerWindowCollectivesPassBase<
+          HostLowerWindowCollectivesPass> {
+  void runOnOperation() override {
+    // A module pass: the kernels call libc functions declared in the module.
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(lowerKernel(func, Flavor::Host)))
+        return signalPassFailure();
+  }
+};
+
+struct GPULowerWindowCollectivesPass
+    : public kiln::impl::GPULowerWindowCollectivesPassBase<
+          GPULowerWindowCollectivesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (backend != "rocdl" && backend != "nvvm") {
+      getOperation().emitError()
+          << "unknown GPU backend '" << backend << "' (rocdl or nvvm)";
+      return signalPassFailure();
+    }
+    Flavor flavor = backend == "nvvm" ? Flavor::NVVM : Flavor::ROCDL;
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (failed(lowerKernel(func, flavor)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
