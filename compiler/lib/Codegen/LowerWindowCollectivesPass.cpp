@@ -469,8 +469,9 @@ LogicalResult lowerKernel(func::FuncOp func, Flavor flavor) {
                                "kiln.window_collective and returns nothing";
   WindowCollectiveOp op = ops.front();
   MLIRContext *ctx = func.getContext();
-  func->setAttr(kWorkgroupCountAttrName,
-                DenseI64ArrayAttr::get(ctx, {op.getWorkgroups(), 1, 1}));
+  func->setAttr(
+      kWorkgroupCountAttrName,
+      DenseI64ArrayAttr::get(ctx, {int64_t(op.getWorkgroups()), 1, 1}));
   OpBuilder b(op);
   if (flavor == Flavor::Host) {
     // Workgroup ids x, y, z after the bindings, as every distributed host

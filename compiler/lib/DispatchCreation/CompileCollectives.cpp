@@ -90,7 +90,12 @@ struct CompileCollectivesPass
         auto type = cast<RankedTensorType>(collective.getInput().getType());
         int64_t bytes =
             type.getNumElements() * getStoredByteSize(type.getElementType());
-        if (bytes == 0 || bytes > maxBytes ||
+        // NCCL/RCCL cannot reduce 16-bit integers: those all_reduces are
+        // kernels at any size.
+        bool libraryLacksType = gpuLibraries &&
+                                kind == CollectiveKind::AllReduce &&
+                                type.getElementType().isInteger(16);
+        if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) ||
             collective.getChannel().getGroupSize() < 2)
           return;
         std::string base =

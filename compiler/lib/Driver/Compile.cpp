@@ -204,6 +204,8 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                  [&](OpPassManager &pm) {
                                    InputPipelineOptions input;
                                    input.gpuCollectives = gpuTargets;
+                                   input.compiledAllReduce =
+                                       collectiveKernelMaxBytes > 0;
                                    input.parametersFile = options.parametersFile;
                                    buildKilnInputPipeline(pm, input);
                                  })) ||
@@ -214,6 +216,7 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                        compiler.hasFusedAttention();
                                    creation.collectiveKernelMaxBytes =
                                        collectiveKernelMaxBytes;
+                                   creation.gpuCollectiveLibraries = gpuTargets;
                                    buildKilnDispatchCreationPipeline(pm,
                                                                      creation);
                                  })) ||

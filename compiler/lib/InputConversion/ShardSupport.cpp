@@ -86,10 +86,9 @@ static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing) {
   return success();
 }
 
-LogicalResult
-mlir::kiln::verifySupportedShardOp(Operation *op,
-                                   SymbolTableCollection &symbolTables,
-                                   bool gpuCollectives) {
+LogicalResult mlir::kiln::verifySupportedShardOp(
+    Operation *op, SymbolTableCollection &symbolTables, bool gpuCollectives,
+    bool compiledAllReduce) {
   if (auto grid = dyn_cast<shard::GridOp>(op))
     return verifyStaticGrid(grid);
   if (isa<shard::ShardingOp, shard::ShardOp>(op))
@@ -113,10 +112,11 @@ mlir::kiln::verifySupportedShardOp(Operation *op,
             if (failed(checkGrid(collective.getGridAttr())) ||
                 failed(verifyCollectiveTypes(op, /*reducing=*/true)))
               return failure();
+            bool compiled = compiledAllReduce && isa<shard::AllReduceOp>(op);
             return verifyReduction(
                 op, collective.getReduction(),
                 getElementTypeOrSelf(collective.getResult().getType()),
-                gpuCollectives);
+                gpuCollectives && !compiled);
           })
       .Case<shard::AllGatherOp, shard::AllToAllOp>(
           [&](auto collective) -> LogicalResult {

@@ -23,10 +23,12 @@ LogicalResult verifyStaticGrid(shard::GridOp grid);
 // same element type in and out, a reduction among sum, product, min, max
 // and average (floats), a static broadcast root, on a static grid.
 // With `gpuCollectives`, also rejects reductions NCCL/RCCL cannot run (on
-// 16-bit integers), which the GPU targets' hip driver would refuse.
+// 16-bit integers), which the GPU targets' hip driver would refuse, except
+// all_reduces with `compiledAllReduce` (they become compiled kernels).
 LogicalResult verifySupportedShardOp(Operation *op,
                                      SymbolTableCollection &symbolTables,
-                                     bool gpuCollectives = false);
+                                     bool gpuCollectives = false,
+                                     bool compiledAllReduce = false);
 
 // The Kiln reduction of a supported shard reduction.
 ReductionKind convertReduction(shard::ReductionKind kind);

@@ -87,13 +87,14 @@ struct VerifyInputLegalityPass
 // argument that is reported where it is defined.
 static LogicalResult verifyOp(Operation *op,
                               SymbolTableCollection &symbolTables,
-                              bool gpuCollectives) {
+                              bool gpuCollectives, bool compiledAllReduce) {
   StringRef dialect = op->getName().getDialectNamespace();
   StringRef name = op->getName().getStringRef();
 
   // Grids and collectives of SPMD programs (see kiln-lower-collectives).
   if (dialect == "shard" && op->isRegistered())
-    return kiln::verifySupportedShardOp(op, symbolTables, gpuCollectives);
+    return kiln::verifySupportedShardOp(op, symbolTables, gpuCollectives,
+                                        compiledAllReduce);
 
   static const llvm::StringSet<> controlFlowDialects = {"scf", "cf", "affine",
                                                          "async"};
@@ -176,7 +177,8 @@ void VerifyInputLegalityPass::runOnOperation() {
     if (auto func = dyn_cast<func::FuncOp>(op))
       if (mlir::failed(verifyFunction(func)))
         failed = true;
-    if (mlir::failed(verifyOp(op, symbolTables, gpuCollectives))) {
+    if (mlir::failed(
+            verifyOp(op, symbolTables, gpuCollectives, compiledAllReduce))) {
       failed = true;
       // What a rejected op holds (e.g. a loop body) adds no information.
       return WalkResult::skip();

@@ -26,6 +26,7 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
   pm.addPass(createPartitionShardsPass());
   VerifyInputLegalityPassOptions legality;
   legality.gpuCollectives = options.gpuCollectives;
+  legality.compiledAllReduce = options.compiledAllReduce;
   pm.addPass(createVerifyInputLegalityPass(legality));
   // Collectives on rank-major layouts, with linalg transposes around them.
   pm.addPass(createLowerCollectivesPass());
@@ -64,6 +65,7 @@ void mlir::kiln::buildKilnDispatchCreationPipeline(
   // Small collectives as kernels over symmetric windows.
   CompileCollectivesPassOptions collectives;
   collectives.maxBytes = options.collectiveKernelMaxBytes;
+  collectives.gpuLibraries = options.gpuCollectiveLibraries;
   pm.addPass(createCompileCollectivesPass(collectives));
   // Host-side producers cloned into kernels are now dead.
   pm.addPass(createCanonicalizerPass());

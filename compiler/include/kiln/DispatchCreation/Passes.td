@@ -144,7 +144,8 @@ def CompileCollectivesPass
     and names the kernel (`kernel @exe::@kernel`); host lowering turns it
     into a dispatch of that kernel over a window of the program. Larger
     collectives, the other kinds, and everything when `max-bytes` is 0 stay
-    library collectives.
+    library collectives, except, with `gpu-libraries`, all_reduces of the
+    types NCCL/RCCL lack (16-bit integers), which get a kernel at any size.
 
     The kernel splits the elements over workgroups of at least 16 KiB (at
     most 16 workgroups), each with its own flags and epoch counter.
@@ -153,6 +154,10 @@ def CompileCollectivesPass
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
            "largest per-rank send, in bytes, that gets a compiled kernel "
            "(0: none)">,
+    Option<"gpuLibraries", "gpu-libraries", "bool", /*default=*/"false",
+           "library collectives are NCCL/RCCL's: with max-bytes > 0, "
+           "all_reduces of types they lack (16-bit integers) get a kernel "
+           "at any size">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect",
                            "::mlir::memref::MemRefDialect"];

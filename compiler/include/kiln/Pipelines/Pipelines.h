@@ -17,6 +17,9 @@ struct InputPipelineOptions {
   // The module is also compiled for GPU targets (rocm, cuda), whose
   // collectives run on NCCL/RCCL: reject what those cannot run.
   bool gpuCollectives = false;
+  // Compiled collectives are on: all_reduces of types NCCL/RCCL lack are
+  // accepted (they become kernels; see collectiveLibraryTypesOnly).
+  bool compiledAllReduce = false;
   // The safetensors archive of the program's kiln.parameter arguments
   // ("" for none).
   std::string parametersFile;
@@ -36,6 +39,10 @@ struct DispatchCreationOptions {
   // and all_gather of at most this many bytes per rank become kernels over
   // symmetric windows (kiln-compile-collectives; 0: none).
   int64_t collectiveKernelMaxBytes = 0;
+  // Library collectives are NCCL/RCCL's: with collective kernels on, an
+  // all_reduce of a type they lack (16-bit integers) becomes a kernel at any
+  // size.
+  bool gpuCollectiveLibraries = false;
 };
 
 // Linalg program -> host functions of kiln.dispatch over kiln.executable
