@@ -272,6 +272,12 @@ Value WindowCollectiveLowering::combine(Value acc, Value next) {
     if (isBool)
       return arith::OrIOp::create(b, loc, acc, next);
     return arith::MaxSIOp::create(b, loc, acc, next);
+  case ReductionKind::And:
+    return arith::AndIOp::create(b, loc, acc, next);
+  case ReductionKind::Or:
+    return arith::OrIOp::create(b, loc, acc, next);
+  case ReductionKind::Xor:
+    return arith::XOrIOp::create(b, loc, acc, next);
   case ReductionKind::None:
     break;
   }

@@ -90,11 +90,16 @@ struct CompileCollectivesPass
         auto type = cast<RankedTensorType>(collective.getInput().getType());
         int64_t bytes =
             type.getNumElements() * getStoredByteSize(type.getElementType());
-        // NCCL/RCCL cannot reduce 16-bit integers: those all_reduces are
-        // kernels at any size.
-        bool libraryLacksType = gpuLibraries &&
-                                kind == CollectiveKind::AllReduce &&
-                                type.getElementType().isInteger(16);
+        // What no library reduces (bitwise reductions, i1), and what
+        // NCCL/RCCL cannot (16-bit integers), are kernels at any size.
+        ReductionKind reduction = collective.getReduction();
+        Type element = type.getElementType();
+        bool libraryLacksType =
+            kind == CollectiveKind::AllReduce &&
+            (reduction == ReductionKind::And ||
+             reduction == ReductionKind::Or ||
+             reduction == ReductionKind::Xor || element.isInteger(1) ||
+             (gpuLibraries && element.isInteger(16)));
         if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) ||
             collective.getChannel().getGroupSize() < 2)
           return;

@@ -167,6 +167,15 @@ LogicalResult ProgramBuilder::collectStorage() {
             .Case<CollectiveOp>([&](CollectiveOp collective) -> LogicalResult {
               // A compiled collective's kernel takes send, recv and the
               // window's data, signals and peer table.
+              ReductionKind reduction = collective.getReduction();
+              if (!collective.getKernelAttr() &&
+                  (reduction == ReductionKind::And ||
+                   reduction == ReductionKind::Or ||
+                   reduction == ReductionKind::Xor))
+                return op.emitError("host lowering: reduction '")
+                       << stringifyReductionKind(reduction)
+                       << "' has no library collective; it needs a compiled "
+                          "collective kernel (kiln-compile-collectives)";
               if (SymbolRefAttr kernelRef = collective.getKernelAttr()) {
                 auto kernel =
                     SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

@@ -261,7 +261,11 @@ struct LowerCollectivesPass
       if (op->getDialect() == nullptr ||
           op->getDialect()->getNamespace() != "shard")
         return;
-      if (mlir::failed(verifySupportedShardOp(op, symbolTables)))
+      // What the lowering can represent; which targets and libraries can
+      // run it is kiln-verify-input-legality's to say.
+      if (mlir::failed(verifySupportedShardOp(op, symbolTables,
+                                              /*gpuCollectives=*/false,
+                                              /*compiledAllReduce=*/true)))
         failed = true;
       else if (!isa<shard::GridOp>(op))
         collectives.push_back(op);

@@ -20,19 +20,50 @@ LogicalResult mlir::kiln::verifyStaticGrid(shard::GridOp grid) {
   return success();
 }
 
-static bool isCollectiveElementType(Type type, bool reducing) {
+// i1 reductions (logical: sum and max are or, product and min are and) run
+// as compiled collectives only.
+static bool isCollectiveElementType(Type type, bool reducing, bool compiled) {
   if (auto intType = dyn_cast<IntegerType>(type)) {
     unsigned width = intType.getWidth();
     return intType.isSignless() &&
-           ((width == 1 && !reducing) || width == 8 || width == 16 ||
-            width == 32 || width == 64);
+           ((width == 1 && (!reducing || compiled)) || width == 8 ||
+            width == 16 || width == 32 || width == 64);
   }
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
 }
 
+// `compiled`: the collective may become a compiled kernel (an all_reduce
+// with collective kernels on), which takes what no library does.
 static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
-                                     Type elementType, bool gpuCollectives) {
-  if (gpuCollectives && elementType.isInteger(16))
+                                     Type elementType, bool gpuCollectives,
+                                     bool compiled) {
+  switch (kind) {
+  case shard::ReductionKind::BitwiseAnd:
+  case shard::ReductionKind::BitwiseOr:
+  case shard::ReductionKind::BitwiseXor:
+    if (!isa<IntegerType>(elementType))
+      return op->emitError("reduction '")
+             << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
+             << "' needs an integer element type, got " << elementType;
+    if (!compiled)
+      return op->emitError("reduction '")
+             << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
+             << "' runs only as a compiled collective kernel (no collective "
+                "library has bitwise reductions): an all_reduce, compiled "
+                "with collective kernels on (the host target's default; "
+                "--collective-kernel-max-bytes=N > 0 for rocm and cuda)";
+    return success();
+  default:
+    break;
+  }
+  if (elementType.isInteger(1) && !compiled)
+    return op->emitError("reduction '")
+           << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
+           << "' on i1 runs only as a compiled collective kernel: an "
+              "all_reduce, compiled with collective kernels on (the host "
+              "target's default; --collective-kernel-max-bytes=N > 0 for rocm "
+              "and cuda)";
+  if (gpuCollectives && !compiled && elementType.isInteger(16))
     return op->emitError("reduction '")
            << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
            << "' on " << elementType
@@ -55,13 +86,14 @@ static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
     return op->emitError("reduction '")
            << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
            << "' is not supported; supported: sum, product, min, max, "
-              "average";
+              "average, bitwise_and, bitwise_or, bitwise_xor";
   }
 }
 
 // Checks the operand and result of a collective: static tensors of a
 // supported element type, the same one on both sides.
-static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing) {
+static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing,
+                                           bool compiled = false) {
   Type inputType = op->getOperand(0).getType();
   Type resultType = op->getResult(0).getType();
   for (Type type : {inputType, resultType}) {
@@ -70,12 +102,16 @@ static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing) {
       return op->emitError("'")
              << op->getName()
              << "' needs static-shape ranked tensors, got " << type;
-    if (!isCollectiveElementType(tensorType.getElementType(), reducing))
+    if (!isCollectiveElementType(tensorType.getElementType(), reducing,
+                                 compiled))
       return op->emitError("element type ")
              << tensorType.getElementType() << " of '" << op->getName()
              << "' is not supported; supported: "
-             << (reducing ? "" : "i1, ")
-             << "i8, i16, i32, i64, f16, bf16, f32, f64";
+             << (reducing && !compiled ? "" : "i1, ")
+             << "i8, i16, i32, i64, f16, bf16, f32, f64"
+             << (reducing && !compiled
+                     ? " (i1 all_reduces run as compiled collective kernels)"
+                     : "");
   }
   if (getElementTypeOrSelf(inputType) != getElementTypeOrSelf(resultType))
     return op->emitError("'")
@@ -109,14 +145,14 @@ LogicalResult mlir::kiln::verifySupportedShardOp(
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<shard::AllReduceOp, shard::ReduceScatterOp>(
           [&](auto collective) -> LogicalResult {
-            if (failed(checkGrid(collective.getGridAttr())) ||
-                failed(verifyCollectiveTypes(op, /*reducing=*/true)))
-              return failure();
             bool compiled = compiledAllReduce && isa<shard::AllReduceOp>(op);
+            if (failed(checkGrid(collective.getGridAttr())) ||
+                failed(verifyCollectiveTypes(op, /*reducing=*/true, compiled)))
+              return failure();
             return verifyReduction(
                 op, collective.getReduction(),
                 getElementTypeOrSelf(collective.getResult().getType()),
-                gpuCollectives && !compiled);
+                gpuCollectives, compiled);
           })
       .Case<shard::AllGatherOp, shard::AllToAllOp>(
           [&](auto collective) -> LogicalResult {
@@ -124,15 +160,15 @@ LogicalResult mlir::kiln::verifySupportedShardOp(
               return failure();
             return verifyCollectiveTypes(op, /*reducing=*/false);
           })
-      .Case<shard::BroadcastOp>([&](shard::BroadcastOp broadcast)
-                                    -> LogicalResult {
-        if (failed(checkGrid(broadcast.getGridAttr())))
-          return failure();
-        if (!broadcast.getRootDynamic().empty())
-          return op->emitError("'shard.broadcast' needs a static root; the "
-                               "root must be known when compiling");
-        return verifyCollectiveTypes(op, /*reducing=*/false);
-      })
+      .Case<shard::BroadcastOp>(
+          [&](shard::BroadcastOp broadcast) -> LogicalResult {
+            if (failed(checkGrid(broadcast.getGridAttr())))
+              return failure();
+            if (!broadcast.getRootDynamic().empty())
+              return op->emitError("'shard.broadcast' needs a static root; the "
+                                   "root must be known when compiling");
+            return verifyCollectiveTypes(op, /*reducing=*/false);
+          })
       .Default([&](Operation *other) {
         return other->emitError("shard op '")
                << other->getName()
@@ -155,6 +191,12 @@ ReductionKind mlir::kiln::convertReduction(shard::ReductionKind kind) {
     return ReductionKind::Max;
   case shard::ReductionKind::Average:
     return ReductionKind::Avg;
+  case shard::ReductionKind::BitwiseAnd:
+    return ReductionKind::And;
+  case shard::ReductionKind::BitwiseOr:
+    return ReductionKind::Or;
+  case shard::ReductionKind::BitwiseXor:
+    return ReductionKind::Xor;
   default:
     llvm_unreachable("unsupported reduction passed verifySupportedShardOp");
   }

@@ -1,4 +1,5 @@
 // REQUIRES: host-target, kiln-dump
+// RUN: rm -rf %t
 // RUN: split-file %s %t
 // RUN: kiln-compile %t/explicit.mlir --target=host -o %t/explicit.vmfb
 // RUN: kiln-dump %t/explicit.vmfb --commands | FileCheck %s --check-prefix=EXPLICIT

@@ -144,8 +144,9 @@ def CompileCollectivesPass
     and names the kernel (`kernel @exe::@kernel`); host lowering turns it
     into a dispatch of that kernel over a window of the program. Larger
     collectives, the other kinds, and everything when `max-bytes` is 0 stay
-    library collectives, except, with `gpu-libraries`, all_reduces of the
-    types NCCL/RCCL lack (16-bit integers), which get a kernel at any size.
+    library collectives, except all_reduces that no library runs (bitwise
+    and/or/xor, i1) and, with `gpu-libraries`, those of the types NCCL/RCCL
+    lack (16-bit integers), which get a kernel at any size.
 
     The kernel splits the elements over workgroups of at least 16 KiB (at
     most 16 workgroups), each with its own flags and epoch counter.

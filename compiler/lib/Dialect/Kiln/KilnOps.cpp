@@ -220,6 +220,11 @@ LogicalResult WindowCollectiveOp::verify() {
                                 << count << " elements";
   if (getReduction() == ReductionKind::Avg && !isa<FloatType>(element))
     return emitOpError("averages floats only, got ") << element;
+  bool bitwise = getReduction() == ReductionKind::And ||
+                 getReduction() == ReductionKind::Or ||
+                 getReduction() == ReductionKind::Xor;
+  if (bitwise && !isa<IntegerType>(element))
+    return emitOpError("bitwise reductions take integers, got ") << element;
   auto expect = [&](Value value, int64_t size, Type type,
                     StringRef what) -> LogicalResult {
     auto memref = cast<MemRefType>(value.getType());

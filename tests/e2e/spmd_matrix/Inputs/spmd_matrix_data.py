@@ -69,6 +69,10 @@ def rank_data(rng, ty, reduction, ranks, shape):
         limit = int(np.iinfo(INTEGER_TYPES[ty]).max)
         if reduction == "product":
             return nonzero_integers(rng, integer_root(limit, ranks), shape)
+        if reduction and reduction.startswith("bitwise"):
+            # Any bits, the sign bit included.
+            return rng.integers(-limit - 1, limit + 1, size=shape,
+                                dtype=np.int64)
         # Sums of `ranks` values stay in range.
         return rng.integers(-(limit // ranks), limit // ranks + 1, size=shape,
                             dtype=np.int64)
@@ -89,6 +93,18 @@ def reduce(values, reduction):
     """Elementwise reduction of the group's inputs (exact in int64/float64
     for the data above)."""
     stacked = np.stack(values)
+    if stacked.dtype == bool:
+        # i1 is logical: sum and max are or, product and min are and.
+        if reduction in ("sum", "max"):
+            return stacked.any(axis=0)
+        if reduction in ("product", "min"):
+            return stacked.all(axis=0)
+    if reduction == "bitwise_and":
+        return np.bitwise_and.reduce(stacked, axis=0)
+    if reduction == "bitwise_or":
+        return np.bitwise_or.reduce(stacked, axis=0)
+    if reduction == "bitwise_xor":
+        return np.bitwise_xor.reduce(stacked, axis=0)
     if reduction == "sum":
         return stacked.sum(axis=0)
     if reduction == "product":

@@ -75,7 +75,12 @@ def Kiln_ReductionKind : I32EnumAttr<"ReductionKind",
     I32EnumAttrCase<"Prod", 2, "prod">,
     I32EnumAttrCase<"Min", 3, "min">,
     I32EnumAttrCase<"Max", 4, "max">,
-    I32EnumAttrCase<"Avg", 5, "avg">]> {
+    I32EnumAttrCase<"Avg", 5, "avg">,
+    // Bitwise reductions of integers: compiled collectives only (no
+    // library has them; kiln-compile-collectives compiles them at any size).
+    I32EnumAttrCase<"And", 6, "and">,
+    I32EnumAttrCase<"Or", 7, "or">,
+    I32EnumAttrCase<"Xor", 8, "xor">]> {
   let cppNamespace = "::mlir::kiln";
 }
 
