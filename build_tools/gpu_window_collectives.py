@@ -218,14 +218,10 @@ def run(args):
                 cuda.check(lib.cuLaunchKernel(func, wg, 1, 1, threads, 1, 1, 0,
                                               x["stream"], ptrs, None), "cuLaunchKernel")
 
-        bad = 0
-        for call in range(args.calls):
-            xs = inputs()
-            for x, data in zip(ranks, xs):
-                cuda.upload(x["send"], data, x["stream"])
-            launch()
-            cuda.check(lib.cuCtxSynchronize(), "cuCtxSynchronize (call %d)" % call)
-            want = expected(xs)
+        def wrong_ranks(want):
+            """(rank, first differing index, got) of every rank whose recv
+            differs from |want|."""
+            wrong = []
             for r, x in enumerate(ranks):
                 got = np.frombuffer(cuda.download(x["recv"], recv_count * size),
                                     dtype=np_types[ty])
@@ -235,11 +231,22 @@ def run(args):
                 else:
                     ok = np.array_equal(got, want)
                 if not ok:
-                    bad += 1
-                    if bad <= 3:
-                        i = int(np.argmax(got != want))
-                        print("  %s call %d rank %d: element %d is %r, expected %r"
-                              % (case["name"], call, r, i, got[i], want[i]))
+                    wrong.append((r, int(np.argmax(got != want)), got))
+            return wrong
+
+        bad = 0
+        for call in range(args.calls):
+            xs = inputs()
+            for x, data in zip(ranks, xs):
+                cuda.upload(x["send"], data, x["stream"])
+            launch()
+            cuda.check(lib.cuCtxSynchronize(), "cuCtxSynchronize (call %d)" % call)
+            want = expected(xs)
+            for r, i, got in wrong_ranks(want):
+                bad += 1
+                if bad <= 3:
+                    print("  %s call %d rank %d: element %d is %r, expected %r"
+                          % (case["name"], call, r, i, got[i], want[i]))
         # Every rank's signals: the epoch counters equal the number of calls.
         epochs = np.frombuffer(cuda.download(ranks[0]["signals"], 8 * signals),
                                dtype=np.int64)[wg * n:]
@@ -287,18 +294,10 @@ def run(args):
         times.sort()
         # The graph's calls advanced every epoch too; the results of the last
         # one are still every rank's reduction of the last inputs.
-        for r, x in enumerate(ranks):
-            got = np.frombuffer(cuda.download(x["recv"], recv_count * size),
-                                dtype=np_types[ty])
-            if ty in ("f32", "f16"):
-                ok = np.allclose(got.astype(np.float64), want.astype(np.float64),
-                                 rtol=1e-6 if ty == "f32" else 1e-3, atol=0)
-            else:
-                ok = np.array_equal(got, want)
-            if not ok:
-                bad += 1
-                print("  %s rank %d: wrong result after the graph replays"
-                      % (case["name"], r))
+        for r, i, got in wrong_ranks(want):
+            bad += 1
+            print("  %s rank %d: element %d is %r after the graph replays, "
+                  "expected %r" % (case["name"], r, i, got[i], want[i]))
         verdict = "PASS" if bad == 0 else "FAIL"
         failures += bad != 0
         print("%s %-20s %-10s %-8s %6d x %-4s ranks %d wg %2d: %d calls checked, "

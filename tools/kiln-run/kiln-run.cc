@@ -161,6 +161,25 @@ struct Options {
   double rendezvous_timeout_s = 300;
 };
 
+// Copies |view| to the host.
+kiln_status_t ReadOutput(kiln_buffer_view_t* view, HostTensor* out) {
+  kiln_tensor_type_t type = kiln_buffer_view_type(view);
+  out->element_type = type.element_type;
+  out->shape.assign(type.shape, type.shape + type.rank);
+  KILN_RETURN_IF_ERROR(out->Allocate());
+  return kiln_buffer_view_read(view, out->data.data(), out->data.size());
+}
+
+// --expected-output's tolerance for |type|: the type's default, or --atol
+// and --rtol.
+kiln::tooling::Tolerance ToleranceFor(const Options& options,
+                                      kiln_element_type_t type) {
+  kiln::tooling::Tolerance tolerance = kiln::tooling::DefaultTolerance(type);
+  if (options.has_atol) tolerance.atol = options.atol;
+  if (options.has_rtol) tolerance.rtol = options.rtol;
+  return tolerance;
+}
+
 bool ParseRank(const std::string& text, int* value) {
   char* end = nullptr;
   long parsed = std::strtol(text.c_str(), &end, 10);
@@ -531,21 +550,10 @@ void CallFunction(const Options& options, kiln_device_t* device,
     if (call == options.repeat || expected.empty()) continue;
     for (size_t j = 0; j < output_count; ++j) {
       HostTensor actual;
-      kiln_tensor_type_t type = kiln_buffer_view_type(outputs[j]);
-      actual.element_type = type.element_type;
-      actual.shape.assign(type.shape, type.shape + type.rank);
-      status = actual.Allocate();
-      if (kiln_status_is_ok(status)) {
-        status = kiln_buffer_view_read(outputs[j], actual.data.data(),
-                                       actual.data.size());
-      }
+      status = ReadOutput(outputs[j], &actual);
       if (!kiln_status_is_ok(status)) return fail(TakeMessage(status, which));
-      kiln::tooling::Tolerance tolerance =
-          kiln::tooling::DefaultTolerance(actual.element_type);
-      if (options.has_atol) tolerance.atol = options.atol;
-      if (options.has_rtol) tolerance.rtol = options.rtol;
-      kiln::tooling::CompareResult compared =
-          kiln::tooling::CompareTensors(expected[j], actual, tolerance, 8);
+      kiln::tooling::CompareResult compared = kiln::tooling::CompareTensors(
+          expected[j], actual, ToleranceFor(options, actual.element_type), 8);
       if (!compared.type_mismatch.empty() || compared.mismatch_count != 0) {
         return fail(which + ": result[" + std::to_string(j) +
                     "] does not match the expected output");
@@ -557,14 +565,7 @@ void CallFunction(const Options& options, kiln_device_t* device,
   std::string& out = result->out;
   for (size_t j = 0; j < output_count; ++j) {
     HostTensor actual;
-    kiln_tensor_type_t type = kiln_buffer_view_type(outputs[j]);
-    actual.element_type = type.element_type;
-    actual.shape.assign(type.shape, type.shape + type.rank);
-    status = actual.Allocate();
-    if (kiln_status_is_ok(status)) {
-      status = kiln_buffer_view_read(outputs[j], actual.data.data(),
-                                     actual.data.size());
-    }
+    status = ReadOutput(outputs[j], &actual);
     if (!kiln_status_is_ok(status)) {
       return fail(TakeMessage(status, "reading result " + std::to_string(j)));
     }
@@ -582,9 +583,7 @@ void CallFunction(const Options& options, kiln_device_t* device,
     if (expected.empty()) continue;
 
     kiln::tooling::Tolerance tolerance =
-        kiln::tooling::DefaultTolerance(actual.element_type);
-    if (options.has_atol) tolerance.atol = options.atol;
-    if (options.has_rtol) tolerance.rtol = options.rtol;
+        ToleranceFor(options, actual.element_type);
     kiln::tooling::CompareResult compared =
         kiln::tooling::CompareTensors(expected[j], actual, tolerance, 8);
     if (!compared.type_mismatch.empty()) {

@@ -32,37 +32,36 @@ static bool isCollectiveElementType(Type type, bool reducing, bool compiled) {
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type);
 }
 
+// How to get what only compiled collective kernels run.
+static constexpr llvm::StringLiteral kCompiledOnly =
+    " runs only as a compiled collective kernel: an all_reduce, compiled with "
+    "collective kernels on (the host target's default; "
+    "--collective-kernel-max-bytes=N > 0 for rocm and cuda)";
+
 // `compiled`: the collective may become a compiled kernel (an all_reduce
 // with collective kernels on), which takes what no library does.
 static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
                                      Type elementType, bool gpuCollectives,
                                      bool compiled) {
+  auto error = [&]() {
+    return op->emitError("reduction '") << shard::stringifyReductionKind(kind)
+                                        << "' of '" << op->getName() << "'";
+  };
   switch (kind) {
   case shard::ReductionKind::BitwiseAnd:
   case shard::ReductionKind::BitwiseOr:
   case shard::ReductionKind::BitwiseXor:
     if (!isa<IntegerType>(elementType))
-      return op->emitError("reduction '")
-             << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
-             << "' needs an integer element type, got " << elementType;
+      return error() << " needs an integer element type, got " << elementType;
     if (!compiled)
-      return op->emitError("reduction '")
-             << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
-             << "' runs only as a compiled collective kernel (no collective "
-                "library has bitwise reductions): an all_reduce, compiled "
-                "with collective kernels on (the host target's default; "
-                "--collective-kernel-max-bytes=N > 0 for rocm and cuda)";
+      return error() << kCompiledOnly
+                     << " (no collective library has bitwise reductions)";
     return success();
   default:
     break;
   }
   if (elementType.isInteger(1) && !compiled)
-    return op->emitError("reduction '")
-           << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
-           << "' on i1 runs only as a compiled collective kernel: an "
-              "all_reduce, compiled with collective kernels on (the host "
-              "target's default; --collective-kernel-max-bytes=N > 0 for rocm "
-              "and cuda)";
+    return error() << " on i1" << kCompiledOnly;
   if (gpuCollectives && !compiled && elementType.isInteger(16))
     return op->emitError("reduction '")
            << shard::stringifyReductionKind(kind) << "' of '" << op->getName()

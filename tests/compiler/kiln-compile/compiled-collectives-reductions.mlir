@@ -24,7 +24,7 @@
 
 // Without collective kernels (turned off, or a GPU target by default) they
 // are errors that say how to get them.
-// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel (no collective library has bitwise reductions): an all_reduce, compiled with collective kernels on (the host target's default; --collective-kernel-max-bytes=N > 0 for rocm and cuda)
+// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel: an all_reduce, compiled with collective kernels on (the host target's default; --collective-kernel-max-bytes=N > 0 for rocm and cuda) (no collective library has bitwise reductions)
 
 // FLOAT: error: reduction 'bitwise_or' of 'shard.all_reduce' needs an integer element type, got 'f32'
 // SCATTER: error: reduction 'bitwise_xor' of 'shard.reduce_scatter' runs only as a compiled collective kernel
