@@ -302,6 +302,17 @@ def run(args):
                 if pool:
                     pool.release(taken)
             return
+        if args.logical_ranks is not None:
+            # Every rank a logical device of one GPU, in this process.
+            devices = ["--device=%s://%d?logical=1" % (driver, args.logical_ranks)
+                       ] * ranks
+            begin = time.time()
+            ok, detail = run_one([args.kiln_run, module] + devices + rest,
+                                 args.timeout)
+            report(entry["test"], " [%d logical ranks of %s://%d]"
+                   % (ranks, driver, args.logical_ranks), ok, detail,
+                   time.time() - begin)
+            return
         taken = pool.acquire(ranks) if pool else list(range(ranks))
         try:
             devices = ["--device=%s://%d" % (driver, d) for d in taken]
@@ -329,7 +340,8 @@ def run(args):
     todo = []
     for entry in manifest:
         ranks = entry.get("ranks", 1)
-        if args.devices and ranks > args.devices:
+        if (args.devices and ranks > args.devices and
+                args.logical_ranks is None):
             not_run.append("%s (%d ranks)" % (entry["test"], ranks))
             continue
         spmd += ranks > 1
@@ -373,6 +385,11 @@ def main():
                         "not run (0: no limit)")
     r.add_argument("--only", metavar="REGEX",
                    help="run only the tests whose path matches")
+    r.add_argument("--logical-ranks", type=int, metavar="GPU",
+                   help="run SPMD tests with every rank a logical device of "
+                        "GPU N (D://N?logical=1) in one process: compiled "
+                        "collectives on one GPU (pack with "
+                        "--compile-flag=--collective-kernel-max-bytes=N)")
     r.add_argument("--multi-process", action="store_true",
                    help="also run each SPMD test with one process per rank")
     r.add_argument("--verbose", action="store_true",

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +139,26 @@ class HipDeviceTest : public ::testing::Test {
     return cb;
   }
 
+  // Copies |size| bytes of device buffer |buffer| of rank |rank| to |out|
+  // (through a mappable buffer).
+  void readBack(size_t rank, kiln_hal_buffer_t* buffer, void* out,
+                size_t size) {
+    kiln_hal_buffer_t* target = allocate(devices[rank], size);
+    kiln_hal_command_buffer_t* cb = nullptr;
+    ASSERT_OK(kiln_hal_command_buffer_create(
+        devices[rank], KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+    ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+    ASSERT_OK(kiln_hal_command_buffer_copy_buffer(cb, {buffer, 0, 0, size},
+                                                  ref(target)));
+    ASSERT_OK(kiln_hal_command_buffer_end(cb));
+    kiln_hal_semaphore_t* done = submit(devices[rank], cb);
+    EXPECT_OK(kiln_hal_semaphore_wait(done, 1, kTimeout));
+    EXPECT_OK(kiln_hal_buffer_read(target, 0, out, size));
+    kiln_hal_semaphore_release(done);
+    kiln_hal_command_buffer_release(cb);
+    kiln_hal_buffer_release(target);
+  }
+
   kiln_hal_driver_registry_t* registry = nullptr;
   kiln_hal_driver_t* driver = nullptr;
   uint32_t count = 0;
@@ -230,6 +251,100 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
     }
   }
   kiln_hal_executable_cache_release(cache);
+}
+
+// Logical devices (hip://0?logical=1): four ranks on one GPU, channels made
+// in the process (no NCCL), split like MPI_Comm_split; symmetric windows with
+// zeroed memory and a peer table of every rank's device addresses; library
+// collectives refused with a message that says what to do instead.
+TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
+  if (count < 1) GTEST_SKIP() << "no GPU";
+  for (int i = 0; i < 4; ++i) {
+    kiln_hal_device_t* device = nullptr;
+    ASSERT_OK(kiln_hal_driver_create_device_with_options(driver, 0, "logical=1",
+                                                         &device));
+    devices.push_back(device);
+  }
+  joinChannels();
+  if (IsSkipped() || HasFatalFailure()) return;
+  for (int32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(kiln_hal_channel_rank(channels[size_t(r)]), r);
+    EXPECT_EQ(kiln_hal_channel_count(channels[size_t(r)]), 4);
+  }
+
+  // Windows: one round of the four ranks.
+  std::vector<kiln_hal_window_t*> windows(4, nullptr);
+  std::vector<kiln_status_t> statuses(4, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      kiln_hal_window_params_t params = {4096, 12};
+      statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (kiln_status_t status : statuses) ASSERT_OK(status);
+  std::vector<std::vector<uint64_t>> tables;
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(kiln_hal_window_size(windows[r]), 4096u);
+    EXPECT_EQ(kiln_hal_window_signal_count(windows[r]), 12u);
+    std::vector<uint64_t> table(8);
+    readBack(r, kiln_hal_window_peer_table(windows[r]), table.data(),
+             sizeof(uint64_t) * table.size());
+    tables.push_back(table);
+    std::vector<uint8_t> data(4096, 0xff);
+    readBack(r, kiln_hal_window_data(windows[r]), data.data(), data.size());
+    EXPECT_EQ(std::count(data.begin(), data.end(), 0), 4096) << "rank " << r;
+  }
+  // Every rank sees the same table; its entries are distinct addresses.
+  for (size_t r = 1; r < 4; ++r) EXPECT_EQ(tables[r], tables[0]);
+  std::vector<uint64_t> sorted = tables[0];
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (kiln_hal_window_t* window : windows) kiln_hal_window_release(window);
+
+  // Mismatched sizes fail every rank; the channel goes on.
+  threads.clear();
+  for (size_t r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      kiln_hal_window_params_t params = {r == 2 ? 512u : 1024u, 4};
+      statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (kiln_status_t status : statuses)
+    EXPECT_EQ(kiln_status_code(status), KILN_STATUS_FAILED_PRECONDITION)
+        << TakeMessage(status);
+
+  // Split into pairs {0, 2} and {1, 3}, ordered by key.
+  std::vector<kiln_hal_channel_t*> halves(4, nullptr);
+  threads.clear();
+  for (size_t r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      statuses[r] = kiln_hal_channel_split(channels[r], int32_t(r % 2),
+                                           -int32_t(r), &halves[r]);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (kiln_status_t status : statuses) ASSERT_OK(status);
+  EXPECT_EQ(kiln_hal_channel_count(halves[0]), 2);
+  EXPECT_EQ(kiln_hal_channel_rank(halves[0]), 1);  // key 0 after key -2
+  EXPECT_EQ(kiln_hal_channel_rank(halves[2]), 0);
+  for (kiln_hal_channel_t* half : halves) kiln_hal_channel_release(half);
+
+  // No library collectives on logical channels.
+  kiln_hal_buffer_t* buffer = allocate(devices[0], 64);
+  kiln_hal_collective_op_t op = {KILN_HAL_COLLECTIVE_ALL_REDUCE,
+                                 KILN_HAL_REDUCTION_SUM,
+                                 KILN_HAL_ELEMENT_TYPE_F32, 16, 0};
+  kiln_hal_command_buffer_t* cb = nullptr;
+  ASSERT_OK(kiln_hal_command_buffer_create(
+      devices[0], KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+  ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+  kiln_status_t status = kiln_hal_command_buffer_collective(
+      cb, channels[0], &op, ref(buffer), ref(buffer));
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_UNIMPLEMENTED);
+  EXPECT_NE(TakeMessage(status).find("--collective-kernel-max-bytes"),
+            std::string::npos);
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_buffer_release(buffer);
 }
 
 TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {

@@ -69,9 +69,10 @@ TEST_F(HipOptionsTest, QueryOverridesTheDefaults) {
   options.injectFailureEvery = 5;
   ASSERT_EQ(parseDeviceOptions("graphs=0&inject_failure=3&memory_pools=false&"
                                "collective_checks=no&peer_access=1&"
-                               "inject_capture_failure=7",
+                               "inject_capture_failure=7&logical=yes",
                                &options),
             nullptr);
+  EXPECT_TRUE(options.logical);
   EXPECT_FALSE(options.graphs);
   EXPECT_EQ(options.injectFailureEvery, 3u);
   EXPECT_EQ(options.injectCaptureFailureEvery, 7u);
@@ -96,7 +97,8 @@ TEST_F(HipOptionsTest, UnknownKeyListsTheAcceptedOnes) {
   EXPECT_NE(text.find("'turbo'"), std::string::npos) << text;
   for (const char* key :
        {"graphs", "memory_pools", "inject_failure", "inject_capture_failure",
-        "collective_checks", "peer_access", "memory_limit", "spin_wait_us"})
+        "collective_checks", "peer_access", "memory_limit", "spin_wait_us",
+        "logical"})
     EXPECT_NE(text.find(key), std::string::npos) << key << ": " << text;
 }
 
@@ -108,10 +110,10 @@ TEST_F(HipOptionsTest, PlatformIsNotADeviceOption) {
 }
 
 TEST_F(HipOptionsTest, BadValuesAreNamed) {
-  for (const char* query : {"graphs=2", "graphs=", "inject_failure=-1",
-                            "inject_failure=1x", "peer_access=maybe",
-                            "inject_failure=99999999999999999999999",
-                            "inject_capture_failure=x"}) {
+  for (const char* query :
+       {"graphs=2", "graphs=", "inject_failure=-1", "inject_failure=1x",
+        "peer_access=maybe", "logical=2",
+        "inject_failure=99999999999999999999999", "inject_capture_failure=x"}) {
     DeviceOptions options;
     kiln_status_t status = parseDeviceOptions(query, &options);
     EXPECT_EQ(kiln_status_code(status), KILN_STATUS_INVALID_ARGUMENT) << query;

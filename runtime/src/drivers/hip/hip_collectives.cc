@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "drivers/common/collective_names.h"
+#include "drivers/hip/hip_logical.h"
 
 namespace kiln::hip {
 namespace {
@@ -29,7 +30,8 @@ static_assert(sizeof(Signature) == 32, "signatures are exchanged as 32 bytes");
 struct HipChannel {
   kiln_hal_channel_t base;
   std::shared_ptr<const DeviceContext> context;
-  std::shared_ptr<Comm> comm;
+  std::shared_ptr<Comm> comm;             // null on logical devices
+  std::shared_ptr<LogicalGroup> logical;  // logical devices' channels
   std::string member;  // key in DriverShared::channelMembers ("" if none)
   // Signature exchange buffers, made on first use: device memory for the
   // all-gather (count signatures) and pinned host memory for the result
@@ -42,9 +44,11 @@ struct HipChannel {
 void destroyChannel(kiln_hal_resource_t* resource);
 kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel);
-// No symmetric windows yet (peer access and IPC handles are the next step).
+kiln_status_t createWindow(kiln_hal_channel_t* base,
+                           const kiln_hal_window_params_t* params,
+                           kiln_hal_window_t** outWindow);
 const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
-                                                  /*create_window=*/nullptr};
+                                                  createWindow};
 
 HipChannel* asHipChannel(kiln_hal_channel_t* channel) {
   if (!channel || channel->resource.vtable != &kChannelVTable) return nullptr;
@@ -118,9 +122,11 @@ kiln_status_t library(const DeviceContext& context,
   return nullptr;
 }
 
+// A channel over |comm| (NCCL/RCCL), or over |logical| (logical devices).
 kiln_status_t newChannel(std::shared_ptr<const DeviceContext> context,
                          std::shared_ptr<Comm> comm, int32_t rank,
-                         int32_t count, kiln_hal_channel_t** outChannel) {
+                         int32_t count, kiln_hal_channel_t** outChannel,
+                         std::shared_ptr<LogicalGroup> logical = nullptr) {
   auto* channel = new (std::nothrow) HipChannel();
   if (!channel)
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
@@ -128,9 +134,10 @@ kiln_status_t newChannel(std::shared_ptr<const DeviceContext> context,
   kiln_hal_resource_initialize(&kChannelVTable, &channel->base.resource);
   channel->base.rank = rank;
   channel->base.count = count;
-  context->comms->add(comm);
+  if (comm) context->comms->add(comm);
   channel->context = std::move(context);
   channel->comm = std::move(comm);
+  channel->logical = std::move(logical);
   *outChannel = &channel->base;
   return nullptr;
 }
@@ -159,6 +166,14 @@ kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
                            int32_t key, kiln_hal_channel_t** outChannel) {
   HipChannel* parent = asHipChannel(base);
   const DeviceContext& context = *parent->context;
+  if (parent->logical) {
+    std::shared_ptr<LogicalGroup> group;
+    int32_t rank = 0, count = 0;
+    KILN_HIP_RETURN_IF_ERROR(splitLogicalGroup(
+        *parent->logical, base->rank, color, key, &group, &rank, &count));
+    return newChannel(parent->context, nullptr, rank, count, outChannel,
+                      std::move(group));
+  }
   const NcclLibrary& nccl = parent->comm->library();
   if (!nccl.ncclCommSplit)
     return makeStatus(KILN_STATUS_UNIMPLEMENTED,
@@ -430,6 +445,8 @@ void CommList::abortAll(const std::string& why) {
 kiln_status_t createChannelId(std::shared_ptr<const DeviceContext> context,
                               uint8_t* outId, size_t capacity,
                               size_t* outLength) {
+  if (context->options.logical)
+    return createLogicalChannelId(outId, capacity, outLength);
   std::shared_ptr<const NcclLibrary> nccl;
   KILN_HIP_RETURN_IF_ERROR(library(*context, &nccl));
   ncclUniqueId id;
@@ -450,6 +467,25 @@ kiln_status_t createChannelId(std::shared_ptr<const DeviceContext> context,
 kiln_status_t createChannel(std::shared_ptr<const DeviceContext> context,
                             const kiln_hal_channel_params_t* params,
                             kiln_hal_channel_t** outChannel) {
+  bool logicalId = isLogicalChannelId(params->id, params->id_length);
+  if (logicalId != context->options.logical)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "hip://%d%s joins a channel whose id was made on a%s "
+                      "device: every rank of a group is a logical device "
+                      "(hip://N?logical=1), or none is",
+                      context->ordinal,
+                      context->options.logical ? "?logical=1" : "",
+                      logicalId ? " logical" : " non-logical (NCCL/RCCL)");
+  if (logicalId) {
+    std::shared_ptr<LogicalGroup> group;
+    KILN_HIP_RETURN_IF_ERROR(
+        annotate(joinLogicalGroup(*context, params->id, params->id_length,
+                                  params->rank, params->count, &group),
+                 "joining rank %d of a %d-rank logical channel on hip://%d",
+                 params->rank, params->count, context->ordinal));
+    return newChannel(context, nullptr, params->rank, params->count, outChannel,
+                      std::move(group));
+  }
   ncclUniqueId id;
   if (params->id_length != sizeof(id))
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
@@ -499,6 +535,23 @@ kiln_status_t createChannel(std::shared_ptr<const DeviceContext> context,
   return nullptr;
 }
 
+namespace {
+
+kiln_status_t createWindow(kiln_hal_channel_t* base,
+                           const kiln_hal_window_params_t* params,
+                           kiln_hal_window_t** outWindow) {
+  HipChannel* channel = asHipChannel(base);
+  if (!channel->logical)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                      "symmetric windows over NCCL/RCCL channels (one GPU per "
+                      "rank: peer access, IPC handles) are not built yet; "
+                      "logical devices (hip://N?logical=1) have them");
+  return createLogicalWindow(channel->context, *channel->logical, base->rank,
+                             params, outWindow);
+}
+
+}  // namespace
+
 kiln_status_t checkCollective(kiln_hal_channel_t* base,
                               const DeviceContext& context,
                               const kiln_hal_collective_op_t& op) {
@@ -511,6 +564,13 @@ kiln_status_t checkCollective(kiln_hal_channel_t* base,
     return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       "collective channel belongs to hip://%d, not hip://%d",
                       channel->context->ordinal, context.ordinal);
+  if (!channel->comm)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                      "%s on hip://%d?logical=1: a logical device's channels "
+                      "have no collective library (NCCL/RCCL need one GPU per "
+                      "rank); compile the module's collectives as kernels "
+                      "(kiln-compile --collective-kernel-max-bytes=N)",
+                      collectiveKindName(op.kind), context.ordinal);
   TypeInfo type = typeInfo(op.element_type);
   uint64_t ranks = uint64_t(base->count);
   const char* kind = collectiveKindName(op.kind);

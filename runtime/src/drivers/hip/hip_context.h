@@ -12,6 +12,7 @@
 #define KILN_DRIVERS_HIP_HIP_CONTEXT_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -30,6 +31,7 @@ namespace kiln::hip {
 
 struct NcclLibrary;
 struct CommList;
+struct LogicalGroup;
 
 // What one hip driver shares with its devices. Thread-safe (mutex).
 struct DriverShared {
@@ -43,6 +45,8 @@ struct DriverShared {
   // and the (unique id, rank) memberships of live channels.
   std::shared_ptr<const NcclLibrary> nccl;
   std::set<std::string> channelMembers;
+  // Logical devices' channel groups by channel id (hip_logical.h).
+  std::map<std::string, std::weak_ptr<LogicalGroup>> logicalGroups;
 };
 
 struct DeviceContext {

@@ -11,10 +11,10 @@
 namespace kiln::hip {
 namespace {
 
-constexpr const char *kAcceptedKeys =
+constexpr const char* kAcceptedKeys =
     "graphs=0|1, memory_pools=0|1, inject_failure=N, "
     "inject_capture_failure=N, collective_checks=0|1, peer_access=0|1, "
-    "memory_limit=BYTES, spin_wait_us=N";
+    "memory_limit=BYTES, spin_wait_us=N, logical=0|1";
 
 bool parseBool(const std::string& text, bool* out) {
   for (const char* word : {"1", "on", "true", "yes"})
@@ -48,6 +48,8 @@ kiln_status_t apply(const std::string& key, const std::string& value,
     ok = parseBool(value, &options->collectiveChecks);
   } else if (key == "peer_access") {
     ok = parseBool(value, &options->peerAccess);
+  } else if (key == "logical") {
+    ok = parseBool(value, &options->logical);
   } else if (key == "memory_limit") {
     ok = drivers::parseByteSize(value, &options->memoryLimit);
     expected = "a byte count, e.g. 1073741824, 512M or 8G (0: no limit)";
@@ -93,6 +95,7 @@ kiln_status_t readEnvironmentOptions(DeviceOptions* options) {
       {"KILN_HIP_PEER_ACCESS", "peer_access"},
       {"KILN_HIP_MEMORY_LIMIT", "memory_limit"},
       {"KILN_HIP_SPIN_WAIT_US", "spin_wait_us"},
+      {"KILN_HIP_LOGICAL", "logical"},
   };
   *options = DeviceOptions();
   for (const Variable& variable : kVariables) {
