@@ -32,13 +32,13 @@ import sys
 # (name, op, reduction, type, elements per rank, ranks)
 CASES = [
     ("sum_f32_r2", "all_reduce", "sum", "f32", 15, 2),
-    ("sum_f32_r4_wg5", "all_reduce", "sum", "f32", 20001, 4),
-    ("sum_f32_r8_wg16", "all_reduce", "sum", "f32", 262144, 8),
-    ("avg_f16_r3_wg4", "all_reduce", "average", "f16", 24579, 3),
+    ("sum_f32_r4_wg20", "all_reduce", "sum", "f32", 20001, 4),
+    ("sum_f32_r8_wg64", "all_reduce", "sum", "f32", 262144, 8),
+    ("avg_f16_r3_wg13", "all_reduce", "average", "f16", 24579, 3),
     ("max_i32_r4", "all_reduce", "max", "i32", 1000, 4),
-    ("prod_i16_r2_wg8", "all_reduce", "product", "i16", 65536, 2),
+    ("prod_i16_r2_wg32", "all_reduce", "product", "i16", 65536, 2),
     ("min_bf16_r2", "all_reduce", "min", "bf16", 777, 2),
-    ("gather_i64_r3_wg9", "all_gather", None, "i64", 18000, 3),
+    ("gather_i64_r3_wg36", "all_gather", None, "i64", 18000, 3),
     ("gather_f32_r8", "all_gather", None, "f32", 64, 8),
 ]
 MLIR_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32",

@@ -24,8 +24,8 @@ using namespace mlir::kiln;
 // A workgroup's share is at least this many bytes, and a kernel has at most
 // kMaxWorkgroups workgroups (each waits on every peer: more workgroups mean
 // more flags to poll).
-static constexpr int64_t kMinBytesPerWorkgroup = 16 * 1024;
-static constexpr int64_t kMaxWorkgroups = 16;
+static constexpr int64_t kMinBytesPerWorkgroup = 4 * 1024;
+static constexpr int64_t kMaxWorkgroups = 64;
 
 static int64_t getStoredByteSize(Type element) {
   return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);

@@ -39,11 +39,11 @@
 // THRESHOLD:      0: collective AllReduce Sum f32 x12
 // THRESHOLD:      1: collective AllGather None f32 x12
 
-// 100000 f32 (390 KiB) per rank: 16 workgroups of 6250 elements, each with
-// its flags and epoch counter (16 x (4 + 1) slots); 2 MiB per rank stays a
-// library collective.
-// LARGE:      window 0: channel 0, 800000 bytes, 80 signal slots
-// LARGE-NEXT: 0: dispatch g_all_reduce_0::g_all_reduce_0 workgroups 16x1x1
+// 100000 f32 (390 KiB) per rank: 64 workgroups (at most 64, at least 4 KiB
+// each) of 1563 elements, each with its flags and epoch counter (64 x (4 +
+// 1) slots); 2 MiB per rank stays a library collective.
+// LARGE:      window 0: channel 0, 800000 bytes, 320 signal slots
+// LARGE-NEXT: 0: dispatch g_all_reduce_0::g_all_reduce_0 workgroups 64x1x1
 // LARGE-NEXT:   bindings: input0[0, +400000) output0[0, +400000)
 // LARGE-NEXT: 1: collective AllReduce Max f32 x524288
 

@@ -268,18 +268,18 @@ def cases_on_library_path():
 
 def cases_with_several_workgroups():
     """Compiled collectives whose kernels split the data over workgroups of
-    16 KiB (the last one partial), and the largest size that gets a kernel
-    by default (1 MiB per rank, 16 workgroups)."""
+    4 KiB (the last one partial), and the largest size that gets a kernel
+    by default (1 MiB per rank, 64 workgroups)."""
     yield Case("all_reduce", "f32", (4,), (0,), (20001,), reduction="sum",
-               variant="wg5")
+               variant="wg20")
     yield Case("all_reduce", "f16", (3,), (0,), (8193, 3), reduction="average",
-               variant="wg4")
+               variant="wg13")
     yield Case("all_reduce", "i16", (2,), (0,), (65536,), reduction="min",
-               variant="wg8")
+               variant="wg32")
     yield Case("all_gather", "i64", (3,), (0,), (6000, 3), axis=0,
-               variant="wg9")
+               variant="wg36")
     yield Case("all_reduce", "f32", (2,), (0,), (262144,), reduction="product",
-               variant="wg16")
+               variant="wg64")
 
 
 def cases_compiled_only():

@@ -148,8 +148,8 @@ def CompileCollectivesPass
     and/or/xor, i1) and, with `gpu-libraries`, those of the types NCCL/RCCL
     lack (16-bit integers), which get a kernel at any size.
 
-    The kernel splits the elements over workgroups of at least 16 KiB (at
-    most 16 workgroups), each with its own flags and epoch counter.
+    The kernel splits the elements over workgroups of at least 4 KiB (at
+    most 64 workgroups), each with its own flags and epoch counter.
   }];
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
