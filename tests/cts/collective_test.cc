@@ -236,7 +236,7 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
     EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_signals(window)),
               8u * kSignals);
     EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_peer_table(window)),
-              16u * uint64_t(ranks));
+              16u * uint64_t(ranks) + 8);
     std::vector<uint32_t> data(kSize / 4, 1);
     KILN_EXPECT_OK(kiln_hal_buffer_read(kiln_hal_window_data(window), 0,
                                         data.data(), kSize));
@@ -285,8 +285,50 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
     KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
     kiln_hal_semaphore_release(semaphore);
   }
+  // The group's abort word: zero while every rank holds its window, set
+  // once one lets it go (compiled collectives waiting for a peer stop).
+  auto abortWord = [&](int32_t r) {
+    kiln_hal_device_t *on = devices[size_t(r)];
+    kiln_hal_executable_export_t read = {
+        "cts_window_abort_word", {1, 1, 1}, {1, 1, 1}, 2, 1, 0};
+    kiln_hal_executable_cache_t *cache = nullptr;
+    uint64_t word = ~uint64_t{0};
+    KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
+    kiln_hal_executable_params_t params = {"elf-so-v1", binary.data(),
+                                           binary.size(), 1, &read};
+    kiln_hal_executable_t *executable = nullptr;
+    KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                                &executable));
+    kiln_hal_executable_cache_release(cache);
+    kiln_hal_buffer_t *result = allocateOn(on, 8);
+    kiln_hal_buffer_ref_t bindings[2] = {
+        ref(kiln_hal_window_peer_table(windows[size_t(r)])), ref(result)};
+    uint32_t count = uint32_t(ranks);
+    kiln_hal_command_buffer_t *cb = nullptr;
+    KILN_EXPECT_OK(kiln_hal_command_buffer_create(
+        on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_dispatch(cb, executable, 0, nullptr,
+                                                    1, &count, 2, bindings));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
+    kiln_hal_semaphore_t *semaphore = nullptr;
+    KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
+    uint64_t one = 1;
+    kiln_hal_semaphore_list_t signal = semaphoreList(&semaphore, &one, 1);
+    KILN_EXPECT_OK(kiln_hal_device_queue_execute(
+        on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
+    KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
+    KILN_EXPECT_OK(kiln_hal_buffer_read(result, 0, &word, 8));
+    kiln_hal_semaphore_release(semaphore);
+    kiln_hal_command_buffer_release(cb);
+    kiln_hal_executable_release(executable);
+    kiln_hal_buffer_release(result);
+    return word;
+  };
+  EXPECT_EQ(abortWord(ranks - 1), 0u);
   // Rank 0 lets its window go first: the others still read its memory.
   kiln_hal_window_release(windows[0]);
+  EXPECT_NE(abortWord(ranks - 1), 0u);
   for (int32_t r = 1; r < ranks; ++r) {
     std::vector<uint32_t> data(static_cast<size_t>(ranks));
     KILN_EXPECT_OK(

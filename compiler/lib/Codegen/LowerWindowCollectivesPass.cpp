@@ -44,6 +44,10 @@ namespace {
 // Host status codes (documented in host_abi.h).
 constexpr int32_t kStatusNotInPeerTable = 2;
 constexpr int32_t kStatusPeerTimeout = 3;
+constexpr int32_t kStatusAborted = 4;
+// How a poll ended without the flag (negative poll counts).
+constexpr int64_t kTimedOut = -1;
+constexpr int64_t kAborted = -2;
 // A peer that has not signalled after this long failed or runs another
 // program: the wait gives up.
 constexpr int64_t kWaitTimeoutSeconds = 120;
@@ -125,9 +129,9 @@ private:
   func::FuncOp declareLibc(StringRef name, FunctionType type);
 
   Value findRank(Value signalsAddress);
-  // Polls `flag` until it reaches `epoch`; returns an i1 that is true when
-  // the wait timed out.
-  Value poll(Value flag, Value epoch, Value start);
+  // Polls `flag` until it reaches `epoch`; returns the poll count, negative
+  // when the wait ended without it: kTimedOut or kAborted.
+  Value poll(Value flag, Value epoch, Value start, Value abortWord);
   Value combine(Value acc, Value next);
   void readPeers(Value half, Value begin, Value end, Value thread,
                  int64_t threads);
@@ -170,7 +174,8 @@ Value WindowCollectiveLowering::findRank(Value signalsAddress) {
   return loop.getResult(0);
 }
 
-Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start) {
+Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start,
+                                     Value abortWord) {
   MLIRContext *context = b.getContext();
   Type i64Type = b.getI64Type();
   // The poll count turns negative once the clock says the wait timed out.
@@ -230,16 +235,24 @@ Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start) {
     Value expired = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::sgt,
         arith::SubIOp::create(b, loc, now, start), i64(limit));
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{arith::SelectOp::create(b, loc, expired, i64(-1), next)});
+    // A rank that released its window sets the group's abort word.
+    Value abortValue = LLVM::LoadOp::create(
+        b, loc, i64Type, abortWord, /*alignment=*/8, /*isVolatile=*/false,
+        /*isNonTemporal=*/false, /*isInvariant=*/false,
+        /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire);
+    Value aborted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          abortValue, i64(0));
+    Value ended =
+        arith::SelectOp::create(b, loc, expired, i64(kTimedOut), next);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::SelectOp::create(
+                             b, loc, aborted, i64(kAborted), ended)});
     b.setInsertionPointToStart(&readClock.getElseRegion().front());
     scf::YieldOp::create(b, loc, ValueRange{next});
   }
   scf::YieldOp::create(b, loc, readClock.getResults());
   b.setInsertionPointAfter(loop);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                               loop.getResult(0), i64(0));
+  return loop.getResult(0);
 }
 
 Value WindowCollectiveLowering::combine(Value acc, Value next) {
@@ -418,25 +431,41 @@ Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
                      ValueRange{})
                      .getResult(0);
   Value flags = pointer(signalsAddress);
-  auto wait = scf::ForOp::create(
-      b, loc, thread, index(ranks), index(threads),
-      ValueRange{arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0)});
+  Value abortWord = pointer(peerEntry(index(2 * ranks)));
+  // The wait's outcome: 0, or how the first poll that ended without its
+  // flag ended (kTimedOut, kAborted); later polls end at once the same way.
+  auto wait = scf::ForOp::create(b, loc, thread, index(ranks), index(threads),
+                                 ValueRange{i64(0)});
   {
     OpBuilder::InsertionGuard loopGuard(b);
     b.setInsertionPointToStart(wait.getBody());
     Value flag = elementPointer(
         flags, i64Type,
         add(mul(workgroup, index(ranks)), wait.getInductionVar()));
-    Value timedOut = poll(flag, epoch, start);
-    scf::YieldOp::create(b, loc,
-                         ValueRange{arith::OrIOp::create(
-                             b, loc, timedOut, wait.getRegionIterArg(0))});
+    Value polls = poll(flag, epoch, start, abortWord);
+    Value outcome = wait.getRegionIterArg(0);
+    Value endedNow =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, polls, i64(0));
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        outcome, i64(0));
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::SelectOp::create(
+            b, loc, arith::AndIOp::create(b, loc, endedNow, first), polls,
+            outcome)});
   }
-  Value timedOut = wait.getResult(0);
+  Value outcome = wait.getResult(0);
+  Value timedOut =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, outcome, i64(0));
   Value status;
   if (isHost()) {
-    status = arith::SelectOp::create(b, loc, timedOut, i32(kStatusPeerTimeout),
-                                     i32(0));
+    Value aborted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          outcome, i64(kAborted));
+    status = arith::SelectOp::create(
+        b, loc, timedOut,
+        arith::SelectOp::create(b, loc, aborted, i32(kStatusAborted),
+                                i32(kStatusPeerTimeout)),
+        i32(0));
     auto ifComplete =
         scf::IfOp::create(b, loc,
                           arith::XOrIOp::create(b, loc, timedOut,

@@ -52,7 +52,7 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
       MemRefType::get({2 * count}, element),
       MemRefType::get({WindowCollectiveOp::getSignalCount(ranks, workgroups)},
                       i64),
-      MemRefType::get({2 * ranks}, i64)};
+      MemRefType::get({2 * ranks + 1}, i64)};
 
   OpBuilder builder(context);
   builder.setInsertionPoint(host);

@@ -21,7 +21,8 @@
 // indices are claimed in order and the queue thread takes part). Their status
 // codes: 2, the window's peer table does not hold the kernel's own signals
 // (a driver bug); 3, a peer did not signal within 120 s (it failed, or the
-// ranks run different programs).
+// ranks run different programs); 4, a peer released its window (the group's
+// abort word, hal.h) while this rank waited for it.
 //
 // Kernel bindings are raw pointers to the first byte of each bound range, in
 // the order of the DispatchCommand's bindings. Pointers are aligned to at

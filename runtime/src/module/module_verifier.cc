@@ -480,7 +480,7 @@ class ModuleChecker {
     WindowSizes sizes;
     sizes.data = window.size();
     sizes.signals = 8 * std::max<uint64_t>(window.signal_count(), 1);
-    sizes.peers = 16 * uint64_t(channel_sizes_[window.channel()]);
+    sizes.peers = 16 * uint64_t(channel_sizes_[window.channel()]) + 8;
     window_sizes_.push_back(sizes);
     return kiln_ok_status();
   }

@@ -8,7 +8,8 @@
 // p signals rank p) and the polls (thread p waits for rank p) are loops
 // strided by 256; release fence + barrier before the signals, barrier +
 // acquire fence after the wait; the clock is llvm.readsteadycounter
-// (nanoseconds on NVIDIA: 120 s = 1.2e11), a timeout traps.
+// (nanoseconds on NVIDIA: 120 s = 1.2e11), read with the group's abort word
+// (the peer table's last entry); a timeout or an abort traps.
 // CHECK-LABEL: func.func @sum_f32(
 // CHECK-SAME:    kiln.workgroup_count = array<i64: 2, 1, 1>, kiln.workgroup_size = array<i64: 256, 1, 1>
 // CHECK:         %[[WG:.*]] = gpu.block_id x
@@ -24,9 +25,12 @@
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c256{{.*}} {
 // CHECK:             llvm.store %{{.*}} atomic release
 // CHECK:           llvm.call_intrinsic "llvm.readsteadycounter"
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c256{{.*}} iter_args(%{{.*}} = %false) -> (i1)
+// CHECK:           %[[ABORT:.*]] = memref.load %{{.*}}[%c4{{.*}}] {alignment = 8 : i64} : memref<5xi64>
+// CHECK:           %[[ABORTPTR:.*]] = llvm.inttoptr %[[ABORT]]
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c256{{.*}} iter_args(%{{.*}} = %c0_i64) -> (i64)
 // CHECK:             llvm.load %{{.*}} atomic acquire
 // CHECK:             %c120000000000_i64
+// CHECK:             llvm.load %[[ABORTPTR]] atomic acquire
 // CHECK:           scf.if
 // CHECK-NEXT:        llvm.intr.trap
 // CHECK:           gpu.barrier
@@ -39,7 +43,7 @@
 // The AMD realtime counter runs at 100 MHz: 120 s = 1.2e10 ticks.
 // ROCDL:         %c12000000000_i64
 // BAD: unknown GPU backend 'spirv' (rocdl or nvvm)
-func.func @sum_f32(%send: memref<40xf32>, %recv: memref<40xf32>, %data: memref<80xf32>, %signals: memref<6xi64>, %peers: memref<4xi64>) {
-  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(2) send(%send) recv(%recv) window(%data, %signals, %peers) : memref<40xf32>, memref<40xf32>, memref<80xf32>, memref<6xi64>, memref<4xi64>
+func.func @sum_f32(%send: memref<40xf32>, %recv: memref<40xf32>, %data: memref<80xf32>, %signals: memref<6xi64>, %peers: memref<5xi64>) {
+  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(2) send(%send) recv(%recv) window(%data, %signals, %peers) : memref<40xf32>, memref<40xf32>, memref<80xf32>, memref<6xi64>, memref<5xi64>
   return
 }

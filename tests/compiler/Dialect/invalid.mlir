@@ -146,56 +146,56 @@ kiln.program @p : (tensor<6xf32>) -> tensor<6xf32> transient_size(0) channels [#
 // -----
 
 // kiln.window_collective: what the kernel's protocol needs.
-func.func @window_broadcast(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+func.func @window_broadcast(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{compiles all_reduce and all_gather, not broadcast}}
-  kiln.window_collective broadcast ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<4xi64>
+  kiln.window_collective broadcast ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<5xi64>
   return
 }
 
 // -----
 
-func.func @window_no_reduction(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+func.func @window_no_reduction(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{'all_reduce' needs a reduction}}
-  kiln.window_collective all_reduce ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<4xi64>
+  kiln.window_collective all_reduce ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<5xi64>
   return
 }
 
 // -----
 
-func.func @window_data_size(%s: memref<4xf32>, %d: memref<4xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+func.func @window_data_size(%s: memref<4xf32>, %d: memref<4xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{window data must be 'memref<8xf32>', got 'memref<4xf32>'}}
-  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<3xi64>, memref<4xi64>
+  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<3xi64>, memref<5xi64>
   return
 }
 
 // -----
 
-func.func @window_signals(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+func.func @window_signals(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{window signals must be 'memref<6xi64>', got 'memref<3xi64>'}}
-  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(2) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<4xi64>
+  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(2) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<5xi64>
   return
 }
 
 // -----
 
-func.func @window_gather_recv(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<4xi64>, %p: memref<6xi64>) {
+func.func @window_gather_recv(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<4xi64>, %p: memref<7xi64>) {
   // expected-error @+1 {{recv must be 'memref<12xf32>', got 'memref<4xf32>'}}
-  kiln.window_collective all_gather ranks(3) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<4xi64>, memref<6xi64>
+  kiln.window_collective all_gather ranks(3) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<4xi64>, memref<7xi64>
   return
 }
 
 // -----
 
-func.func @window_avg_int(%s: memref<4xi32>, %d: memref<8xi32>, %f: memref<3xi64>, %p: memref<4xi64>) {
+func.func @window_avg_int(%s: memref<4xi32>, %d: memref<8xi32>, %f: memref<3xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{averages floats only, got 'i32'}}
-  kiln.window_collective all_reduce reduction = avg ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xi32>, memref<4xi32>, memref<8xi32>, memref<3xi64>, memref<4xi64>
+  kiln.window_collective all_reduce reduction = avg ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xi32>, memref<4xi32>, memref<8xi32>, memref<3xi64>, memref<5xi64>
   return
 }
 
 // -----
 
-func.func @window_workgroups(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<15xi64>, %p: memref<4xi64>) {
+func.func @window_workgroups(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<15xi64>, %p: memref<5xi64>) {
   // expected-error @+1 {{runs 5 workgroups over only 4 elements}}
-  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(5) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<15xi64>, memref<4xi64>
+  kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(5) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<15xi64>, memref<5xi64>
   return
 }

@@ -67,14 +67,14 @@ func.func @broadcast(%x: tensor<3xi1>) -> (tensor<3xi1>, tensor<3xi1>) {
 // A compiled collective (kiln-compile-collectives named its kernel) is a
 // dispatch of that kernel over a window of its own: the data and signal
 // sizes come from the kernel's window bindings, the peer table holds 2 x 2
-// addresses. Its send and recv take part in the barrier analysis as for any
+// addresses and the abort word's. Its send and recv take part in the barrier analysis as for any
 // dispatch.
 // CHECK-LABEL: kiln.program @compiled : (tensor<4xf32>) -> tensor<4xf32> transient_size(64)
 // CHECK-SAME:    channels [#kiln.channel<@grid, axes = [0], shape = [2]>]
 // CHECK-SAME:    windows [#kiln.window<channel = 0, size = 32, signals = 3>]
 // CHECK-NEXT:    kiln.cmd.dispatch @k::@k bindings [#kiln.buffer<input[0], offset = 0, length = 16>, #kiln.buffer<transient[0], offset = 0, length = 16>]
 // CHECK-NEXT:    kiln.cmd.barrier
-// CHECK-NEXT:    kiln.cmd.dispatch @compiled_all_reduce_0::@compiled_all_reduce_0 bindings [#kiln.buffer<transient[0], offset = 0, length = 16>, #kiln.buffer<output[0], offset = 0, length = 16>, #kiln.buffer<window_data[0], offset = 0, length = 32>, #kiln.buffer<window_signals[0], offset = 0, length = 24>, #kiln.buffer<window_peers[0], offset = 0, length = 32>]
+// CHECK-NEXT:    kiln.cmd.dispatch @compiled_all_reduce_0::@compiled_all_reduce_0 bindings [#kiln.buffer<transient[0], offset = 0, length = 16>, #kiln.buffer<output[0], offset = 0, length = 16>, #kiln.buffer<window_data[0], offset = 0, length = 32>, #kiln.buffer<window_signals[0], offset = 0, length = 24>, #kiln.buffer<window_peers[0], offset = 0, length = 40>]
 // CHECK-NEXT:  }
 kiln.executable @k {
   func.func @k(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -82,8 +82,8 @@ kiln.executable @k {
   }
 }
 kiln.executable @compiled_all_reduce_0 {
-  func.func @compiled_all_reduce_0(%s: memref<4xf32>, %r: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<4xi64>) {
-    kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(1) send(%s) recv(%r) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<4xi64>
+  func.func @compiled_all_reduce_0(%s: memref<4xf32>, %r: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
+    kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(1) send(%s) recv(%r) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<5xi64>
     return
   }
 }

@@ -13,7 +13,7 @@
 // rank (default 1 MiB on the host target) become dispatches of a kernel of
 // their own over a window of the program: data (two halves of the send),
 // a flag per rank and an epoch counter per workgroup, the peer table (2 x 4
-// addresses). broadcast stays a library collective.
+// addresses and the abort word's). broadcast stays a library collective.
 // EXPLICIT:      f(4x3xf32, 3xi1) -> (4x3xf32, 4x6xf32, 3xi1)
 // EXPLICIT:      channels: 3
 // EXPLICIT-NEXT:   channel 0: grid grid axes [0, 1] shape [2, 2]
@@ -22,9 +22,9 @@
 // EXPLICIT-NEXT:   window 0: channel 0, 96 bytes, 5 signal slots
 // EXPLICIT-NEXT:   window 1: channel 1, 96 bytes, 3 signal slots
 // EXPLICIT-NEXT:   0: dispatch f_all_reduce_0::f_all_reduce_0 workgroups 1x1x1
-// EXPLICIT-NEXT:     bindings: input0[0, +48) output0[0, +48) window0.data[0, +96) window0.signals[0, +40) window0.peers[0, +64)
+// EXPLICIT-NEXT:     bindings: input0[0, +48) output0[0, +48) window0.data[0, +96) window0.signals[0, +40) window0.peers[0, +72)
 // EXPLICIT-NEXT:   1: dispatch f_all_gather_1::f_all_gather_1 workgroups 1x1x1
-// EXPLICIT-NEXT:     bindings: input0[0, +48) transient[0, +96) window1.data[0, +96) window1.signals[0, +24) window1.peers[0, +32)
+// EXPLICIT-NEXT:     bindings: input0[0, +48) transient[0, +96) window1.data[0, +96) window1.signals[0, +24) window1.peers[0, +40)
 // EXPLICIT-NEXT:   2: barrier
 // EXPLICIT-NEXT:   3: dispatch f_dispatch_0::f_dispatch_0
 // EXPLICIT-NEXT:     bindings: transient[0, +96) output1[0, +96)

@@ -3,6 +3,7 @@
 // loads and runs on `local`, and compiles from several threads at once.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -228,3 +229,84 @@ TEST(CompilerAPI, OneSessionCompilesOnManyThreads) {
 }
 
 } // namespace
+
+// A compiled collective (a kernel over a symmetric window, the host target's
+// default for small all_reduces) whose peer never calls: once that peer
+// releases its module (and with it its window), the waiting rank's call
+// fails at once with the kernel's status 4 instead of waiting out the
+// kernel's 120 s bound.
+TEST(CompilerAPI, CompiledCollectiveEndsWhenAPeerLeaves) {
+  const std::string program = R"(
+shard.grid @grid(shape = 2)
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+  Session s;
+  ASSERT_NE(s.session, nullptr) << s.error;
+  Output output(s, program, "allreduce.mlir");
+  ASSERT_TRUE(kiln_compiler_output_ok(output.output)) << output.diagnostics();
+  size_t size = 0;
+  const void *bytes = kiln_compiler_output_module(output.output, &size);
+
+  kiln_instance_options_t options = {};
+  options.ignore_plugin_environment = true;
+  kiln_instance_t *instance = nullptr;
+  ASSERT_EQ(kiln_instance_create(&options, &instance), nullptr);
+  kiln_device_t *devices[2] = {nullptr, nullptr};
+  ASSERT_EQ(kiln_device_create(instance, "local://0", &devices[0]), nullptr);
+  ASSERT_EQ(kiln_device_create(instance, "local://1", &devices[1]), nullptr);
+  kiln_collective_group_params_t params = {2, 0, nullptr, 0};
+  kiln_collective_group_t *group = nullptr;
+  ASSERT_EQ(kiln_collective_group_create(devices, 2, &params, &group), nullptr);
+  // Loading creates the windows: collective, one thread per rank.
+  kiln_module_t *modules[2] = {nullptr, nullptr};
+  kiln_status_t loaded[2] = {nullptr, nullptr};
+  {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        loaded[r] =
+            kiln_module_load_memory(devices[r], bytes, size, &modules[r]);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+  ASSERT_EQ(loaded[0], nullptr) << kiln_status_message(loaded[0]);
+  ASSERT_EQ(loaded[1], nullptr) << kiln_status_message(loaded[1]);
+
+  kiln_function_t *function = nullptr;
+  ASSERT_EQ(kiln_module_lookup_function(modules[0], "main", &function),
+            nullptr);
+  const int64_t shape[1] = {8};
+  const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  kiln_buffer_view_t *input = nullptr;
+  ASSERT_EQ(kiln_buffer_view_create_from_host(devices[0], KILN_ELEMENT_TYPE_F32,
+                                              1, shape, x, sizeof(x), &input),
+            nullptr);
+  kiln_buffer_view_t *out = nullptr;
+  kiln_status_t called = nullptr;
+  auto begin = std::chrono::steady_clock::now();
+  std::thread caller(
+      [&] { called = kiln_function_call(function, 1, &input, 1, &out); });
+  // Rank 1 never calls; it leaves.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kiln_module_release(modules[1]);
+  caller.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  ASSERT_NE(called, nullptr) << "the call should fail: its peer left";
+  std::string message = kiln_status_message(called);
+  EXPECT_NE(message.find("failed with code 4"), std::string::npos) << message;
+  EXPECT_LT(seconds, 30.0) << message;
+  kiln_status_free(called);
+  kiln_buffer_view_release(out);
+  kiln_buffer_view_release(input);
+  kiln_module_release(modules[0]);
+  kiln_collective_group_release(group);
+  kiln_device_release(devices[0]);
+  kiln_device_release(devices[1]);
+  kiln_instance_release(instance);
+}

@@ -69,3 +69,24 @@ KILN_CTS_EXPORT int32_t cts_window_put(const kiln_host_dispatch_state_t* state,
   }
   return 0;
 }
+
+// Copies the group's abort word (the peer table's last entry points at it)
+// into binding 1. Bindings: the peer table, an 8-byte result. Push
+// constants: the group size.
+KILN_CTS_EXPORT int32_t
+cts_window_abort_word(const kiln_host_dispatch_state_t* state, uint32_t x,
+                      uint32_t y, uint32_t z) {
+  (void)x;
+  (void)y;
+  (void)z;
+  if (state->binding_count != 2 || state->push_constant_count != 1) return 1;
+  uint32_t count = state->push_constants[0];
+  if (((uint64_t)2 * count + 1) * sizeof(uint64_t) >
+          state->binding_lengths[0] ||
+      state->binding_lengths[1] < sizeof(uint64_t))
+    return 2;
+  const uint64_t* table = (const uint64_t*)state->bindings[0];
+  const uint64_t* word = (const uint64_t*)(uintptr_t)table[2 * count];
+  *(uint64_t*)state->bindings[1] = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  return 0;
+}

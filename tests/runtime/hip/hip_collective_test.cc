@@ -287,9 +287,12 @@ TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
   for (size_t r = 0; r < 4; ++r) {
     EXPECT_EQ(kiln_hal_window_size(windows[r]), 4096u);
     EXPECT_EQ(kiln_hal_window_signal_count(windows[r]), 12u);
-    std::vector<uint64_t> table(8);
+    // 4 data and 4 signal addresses, then the group's abort word.
+    std::vector<uint64_t> table(9);
     readBack(r, kiln_hal_window_peer_table(windows[r]), table.data(),
              sizeof(uint64_t) * table.size());
+    EXPECT_NE(table[8], 0u);
+    table.pop_back();
     tables.push_back(table);
     std::vector<uint8_t> data(4096, 0xff);
     readBack(r, kiln_hal_window_data(windows[r]), data.data(), data.size());

@@ -652,7 +652,7 @@ TEST(ModuleVerifierSpmdTest, WindowsAreChecked) {
                    AddWindowAndCopy(m, BufferSpace::WindowData, 1);
                  }),
                  "refers to window 1 but the function has 1 windows");
-  // Ranges: 64 data bytes, 3 x 8 signal bytes, 2 x 4 x 8 peer-table bytes.
+  // Ranges: 64 data bytes, 3 x 8 signal bytes, 2 x 4 x 8 + 8 peer-table bytes.
   ExpectRejected(LoadSpmdModified([](ModuleT* m) {
                    AddWindowAndCopy(m, BufferSpace::WindowSignals, 0);
                    Find(m, "all_reduce")

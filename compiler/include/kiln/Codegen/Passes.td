@@ -164,9 +164,11 @@ def HostLowerWindowCollectivesPass
     every rank's window data. The kernel returns an i32 status that the
     host ABI wrapper passes on: 0, 2 when its window's peer table does not
     hold its signals (a driver bug), 3 when a peer has not signalled within
-    120 seconds (a peer failed, or the ranks called different programs).
-    Waiting, the workgroup yields its thread (`sched_yield`) every 64 polls
-    and reads the clock (`time`) every 4096, so ranks that share cores make
+    120 seconds (a peer failed, or the ranks called different programs), 4
+    when the group's abort word (the peer table's last entry) turned nonzero
+    because a rank released its window. Waiting, the workgroup yields its
+    thread (`sched_yield`) every 64 polls and reads the clock (`time`) and
+    the abort word every 4096, so ranks that share cores make
     progress; the local driver's queue thread claims workgroups in order,
     so every rank's lowest unfinished workgroup always runs.
   }];
@@ -192,9 +194,10 @@ def GPULowerWindowCollectivesPass
     barrier, every thread fences (acquire, system scope) and the threads
     reduce or gather the chunk from every rank's window data. The clock is
     `llvm.readsteadycounter` (NVIDIA: `globaltimer`, nanoseconds; AMD: the
-    100 MHz realtime counter); a peer that has not signalled within 120 s,
-    or a window whose peer table lacks the kernel's own signals, ends the
-    kernel with `llvm.trap` (a device error of the call).
+    100 MHz realtime counter), read every 1024 polls with the group's abort
+    word; a peer that has not signalled within 120 s, an aborted group, or a
+    window whose peer table lacks the kernel's own signals ends the kernel
+    with `llvm.trap` (a device error of the call).
   }];
   let options = [
     Option<"backend", "backend", "std::string", /*default=*/"\"rocdl\"",

@@ -241,7 +241,7 @@ LogicalResult WindowCollectiveOp::verify() {
                  failed(expect(getData(), 2 * count, element, "window data")) ||
                  failed(expect(getSignals(), getSignalCount(n, getWorkgroups()),
                                i64, "window signals")) ||
-                 failed(expect(getPeers(), 2 * n, i64, "peer table")));
+                 failed(expect(getPeers(), 2 * n + 1, i64, "peer table")));
 }
 
 //===----------------------------------------------------------------------===//

@@ -487,9 +487,13 @@ void kiln_hal_window_release(kiln_hal_window_t* window);
 uint64_t kiln_hal_window_size(const kiln_hal_window_t* window);
 uint32_t kiln_hal_window_signal_count(const kiln_hal_window_t* window);
 // This rank's data (size bytes) and signals (8 x signal_count bytes, at
-// least 8), and the peer table: 2 x count 64-bit device addresses, rank i's
-// data at entry i and its signals at entry count + i. Borrowed (valid while
-// the window is); bind them to dispatches like any device-local buffer.
+// least 8), and the peer table: 2 x count + 1 64-bit device addresses, rank
+// i's data at entry i and its signals at entry count + i, and at entry
+// 2 x count the group's abort word: a 64-bit word that is zero until any rank
+// releases its window, then nonzero, so that a kernel waiting for a peer that
+// left can stop (compiled collectives fail instead of waiting for their
+// timeout). Borrowed (valid while the window is); bind them to dispatches
+// like any device-local buffer.
 kiln_hal_buffer_t* kiln_hal_window_data(const kiln_hal_window_t* window);
 kiln_hal_buffer_t* kiln_hal_window_signals(const kiln_hal_window_t* window);
 kiln_hal_buffer_t* kiln_hal_window_peer_table(const kiln_hal_window_t* window);

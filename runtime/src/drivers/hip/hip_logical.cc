@@ -25,11 +25,20 @@ constexpr size_t kIdLength = 64;
 // A rank's window memory: its data and signal buffers, released when the
 // last window holding it goes.
 struct RankMemory {
+  std::shared_ptr<const DeviceContext> context;
   kiln_hal_buffer_t* data = nullptr;
   kiln_hal_buffer_t* signals = nullptr;
+  // Pinned host memory that kernels read at the same address: rank 0's is
+  // the group's abort word (the peer table's last entry), set when any
+  // rank releases its window.
+  uint64_t* abort = nullptr;
   ~RankMemory() {
     if (data) kiln_hal_resource_release(&data->resource);
     if (signals) kiln_hal_resource_release(&signals->resource);
+    if (abort) {
+      freeStatus(context->bind());
+      context->platform->hostFree(abort);
+    }
   }
 };
 
@@ -113,6 +122,9 @@ struct LogicalWindow {
 
 void destroyWindow(kiln_hal_resource_t* resource) {
   auto* window = reinterpret_cast<LogicalWindow*>(resource);
+  // A rank that leaves aborts the kernels that still wait for it.
+  if (!window->memory.empty())
+    __atomic_store_n(window->memory[0]->abort, uint64_t{1}, __ATOMIC_RELEASE);
   if (window->peerTable)
     kiln_hal_resource_release(&window->peerTable->resource);
   delete window;
@@ -263,6 +275,15 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
   mine->params = *params;
   kiln_status_t allocation = context->bind();
   auto memory = std::make_shared<RankMemory>();
+  memory->context = context;
+  if (!allocation) {
+    void* word = nullptr;
+    allocation = context->check(context->platform->hostMalloc(&word, 8),
+                                "hipHostMalloc (window abort word)",
+                                KILN_STATUS_RESOURCE_EXHAUSTED);
+    memory->abort = static_cast<uint64_t*>(word);
+    if (memory->abort) *memory->abort = 0;
+  }
   if (!allocation)
     allocation = zeroedBuffer(context, params->size, &memory->data);
   if (!allocation)
@@ -299,7 +320,7 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
                       "out of memory creating a window");
   kiln_hal_resource_initialize(&kWindowVTable, &window->base.resource);
-  std::vector<uint64_t> table(2 * size_t(group.count));
+  std::vector<uint64_t> table(2 * size_t(group.count) + 1);
   for (int32_t r = 0; r < group.count; ++r) {
     window->memory.push_back(all[size_t(r)]->memory);
     table[size_t(r)] =
@@ -307,6 +328,7 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
     table[size_t(group.count + r)] =
         uint64_t(uintptr_t(storageOf(all[size_t(r)]->memory->signals)));
   }
+  table[2 * size_t(group.count)] = uint64_t(uintptr_t(all[0]->memory->abort));
   status = zeroedBuffer(context, 8 * table.size(), &window->peerTable);
   Platform& platform = *context->platform;
   if (!status)

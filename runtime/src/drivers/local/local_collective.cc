@@ -1,6 +1,7 @@
 #include "drivers/local/local_collective.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -122,6 +123,9 @@ kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
 struct WindowMemory {
   kiln_hal_buffer_t* data = nullptr;
   kiln_hal_buffer_t* signals = nullptr;
+  // Rank 0's is the group's abort word (the peer table's last entry): set
+  // when any rank releases its window.
+  std::atomic<uint64_t> abort{0};
   ~WindowMemory() {
     kiln_hal_buffer_release(data);
     kiln_hal_buffer_release(signals);
@@ -135,6 +139,8 @@ struct LocalWindow {
 
 void destroyWindow(kiln_hal_resource_t* resource) {
   auto* window = reinterpret_cast<LocalWindow*>(resource);
+  // A rank that leaves aborts the kernels that still wait for it.
+  window->ranks[0]->abort.store(1, std::memory_order_release);
   kiln_hal_buffer_release(window->base.peer_table);
   delete window;
 }
@@ -178,7 +184,7 @@ kiln_status_t createWindow(kiln_hal_channel_t* base,
   kiln_hal_buffer_t* table = nullptr;
   if (!status)
     status =
-        allocateZeroed(channel->blocks, 16 * uint64_t(group.count), &table);
+        allocateZeroed(channel->blocks, 16 * uint64_t(group.count) + 8, &table);
   RoundEntry entry;
   entry.kind = RoundKind::Window;
   entry.valid = status == nullptr;
@@ -218,6 +224,8 @@ kiln_status_t createWindow(kiln_hal_channel_t* base,
       addresses[group.count + r] =
           reinterpret_cast<uintptr_t>(storageOf(peer->signals));
     }
+    addresses[2 * group.count] =
+        reinterpret_cast<uintptr_t>(&window->ranks[0]->abort);
   }
   // Every rank holds its references: the published entries may go.
   roundStatus = group.barrier({});

@@ -160,7 +160,8 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
     `workgroups` workgroups, with its `send` data, its `recv` result and its
     symmetric window: `data` (this rank's window data, two halves of the
     send size), `signals` (this rank's signal slots) and `peers` (the peer
-    table: every rank's data address, then every rank's signal address).
+    table: every rank's data address, then every rank's signal address,
+    then the group's abort word's address).
 
     - `all_reduce`: `recv[i]` is the `reduction` of every rank's `send[i]`,
       in rank order 0..N-1 on every rank (so every rank gets the same bits);
@@ -173,7 +174,9 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
     `e % 2` of its data, release-stores e into slot `w * ranks + rank` of
     every peer's signals, acquire-waits until every slot `w * ranks + p` of
     its own signals has reached e (wrap-safe: `(int64)(slot - e) >= 0`),
-    then reads the chunk from half `e % 2` of every rank's data. A rank's
+    then reads the chunk from half `e % 2` of every rank's data. The wait
+    also ends when the group's abort word turns nonzero (a rank released its
+    window) or after 120 s: the kernel fails. A rank's
     next call writes the other half, and the one after it waits for this
     rank's signal of the call between: so no data is overwritten while a
     peer still reads it, and no flag needs a reset. Calls on one rank are
@@ -184,7 +187,7 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
     kiln.window_collective all_reduce reduction = sum ranks(4) workgroups(1)
         send(%send) recv(%recv) window(%data, %signals, %peers)
         : memref<16xf32>, memref<16xf32>, memref<32xf32>, memref<5xi64>,
-          memref<8xi64>
+          memref<9xi64>
     ```
   }];
   let arguments = (ins Kiln_CollectiveKind:$kind,
