@@ -170,9 +170,12 @@ def run(args):
                               recv=cuda.alloc(recv_count * size),
                               data=cuda.alloc(2 * count * size),
                               signals=cuda.alloc(8 * signals),
-                              peers=cuda.alloc(16 * n), stream=stream))
-        table = np.array([x["data"] for x in ranks] + [x["signals"] for x in ranks],
-                         dtype=np.uint64)
+                              peers=cuda.alloc(16 * n + 8), stream=stream))
+        # Every rank's data, every rank's signals, the group's abort word
+        # (zero: no rank leaves here).
+        abort_word = cuda.alloc(8)
+        table = np.array([x["data"] for x in ranks] + [x["signals"] for x in ranks]
+                         + [abort_word], dtype=np.uint64)
         for x in ranks:
             cuda.upload(x["peers"], table)
         rng = np.random.default_rng(7)
