@@ -248,39 +248,49 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
   std::ifstream file(path, std::ios::binary);
   std::vector<uint8_t> binary((std::istreambuf_iterator<char>(file)), {});
   ASSERT_FALSE(binary.empty()) << "cannot read " << path;
-  kiln_hal_executable_export_t put = {
-      "cts_window_put", {1, 1, 1}, {1, 1, 1}, 1, 2, 0};
-  std::vector<kiln_hal_semaphore_t *> done;
-  for (int32_t r = 0; r < ranks; ++r) {
-    kiln_hal_device_t *on = devices[size_t(r)];
+  // Dispatches |name| (bindings, push constants) of the CTS kernels once on
+  // |on|; returns the semaphore that reaches 1 when it is done.
+  auto dispatchOnce = [&](kiln_hal_device_t *on, const char *name,
+                          std::vector<kiln_hal_buffer_ref_t> bindings,
+                          std::vector<uint32_t> constants) {
+    kiln_hal_executable_export_t kernel = {name,
+                                           {1, 1, 1},
+                                           {1, 1, 1},
+                                           uint32_t(bindings.size()),
+                                           uint32_t(constants.size()),
+                                           0};
     kiln_hal_executable_cache_t *cache = nullptr;
-    KILN_ASSERT_OK(kiln_hal_executable_cache_create(on, &cache));
+    KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
     kiln_hal_executable_params_t params = {"elf-so-v1", binary.data(),
-                                           binary.size(), 1, &put};
+                                           binary.size(), 1, &kernel};
     kiln_hal_executable_t *executable = nullptr;
-    KILN_ASSERT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+    KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
                                                                 &executable));
     kiln_hal_executable_cache_release(cache);
     kiln_hal_command_buffer_t *cb = nullptr;
-    KILN_ASSERT_OK(kiln_hal_command_buffer_create(
+    KILN_EXPECT_OK(kiln_hal_command_buffer_create(
         on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
-    KILN_ASSERT_OK(kiln_hal_command_buffer_begin(cb));
-    kiln_hal_buffer_ref_t table =
-        ref(kiln_hal_window_peer_table(windows[size_t(r)]));
-    uint32_t constants[2] = {uint32_t(r), uint32_t(ranks)};
-    KILN_ASSERT_OK(kiln_hal_command_buffer_dispatch(cb, executable, 0, nullptr,
-                                                    2, constants, 1, &table));
-    KILN_ASSERT_OK(kiln_hal_command_buffer_end(cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_dispatch(
+        cb, executable, 0, nullptr, uint32_t(constants.size()),
+        constants.data(), uint32_t(bindings.size()), bindings.data()));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
     kiln_hal_semaphore_t *semaphore = nullptr;
-    KILN_ASSERT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
-    done.push_back(semaphore);
+    KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
     uint64_t one = 1;
-    kiln_hal_semaphore_list_t signal = semaphoreList(&done.back(), &one, 1);
-    KILN_ASSERT_OK(kiln_hal_device_queue_execute(
+    kiln_hal_semaphore_list_t signal = semaphoreList(&semaphore, &one, 1);
+    KILN_EXPECT_OK(kiln_hal_device_queue_execute(
         on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
     kiln_hal_command_buffer_release(cb);
     kiln_hal_executable_release(executable);
-  }
+    return semaphore;
+  };
+  std::vector<kiln_hal_semaphore_t *> done;
+  for (int32_t r = 0; r < ranks; ++r)
+    done.push_back(
+        dispatchOnce(devices[size_t(r)], "cts_window_put",
+                     {ref(kiln_hal_window_peer_table(windows[size_t(r)]))},
+                     {uint32_t(r), uint32_t(ranks)}));
   for (kiln_hal_semaphore_t *semaphore : done) {
     KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
     kiln_hal_semaphore_release(semaphore);
@@ -289,39 +299,15 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
   // once one lets it go (compiled collectives waiting for a peer stop).
   auto abortWord = [&](int32_t r) {
     kiln_hal_device_t *on = devices[size_t(r)];
-    kiln_hal_executable_export_t read = {
-        "cts_window_abort_word", {1, 1, 1}, {1, 1, 1}, 2, 1, 0};
-    kiln_hal_executable_cache_t *cache = nullptr;
     uint64_t word = ~uint64_t{0};
-    KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
-    kiln_hal_executable_params_t params = {"elf-so-v1", binary.data(),
-                                           binary.size(), 1, &read};
-    kiln_hal_executable_t *executable = nullptr;
-    KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
-                                                                &executable));
-    kiln_hal_executable_cache_release(cache);
     kiln_hal_buffer_t *result = allocateOn(on, 8);
-    kiln_hal_buffer_ref_t bindings[2] = {
-        ref(kiln_hal_window_peer_table(windows[size_t(r)])), ref(result)};
-    uint32_t count = uint32_t(ranks);
-    kiln_hal_command_buffer_t *cb = nullptr;
-    KILN_EXPECT_OK(kiln_hal_command_buffer_create(
-        on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_dispatch(cb, executable, 0, nullptr,
-                                                    1, &count, 2, bindings));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
-    kiln_hal_semaphore_t *semaphore = nullptr;
-    KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
-    uint64_t one = 1;
-    kiln_hal_semaphore_list_t signal = semaphoreList(&semaphore, &one, 1);
-    KILN_EXPECT_OK(kiln_hal_device_queue_execute(
-        on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
+    kiln_hal_semaphore_t *semaphore = dispatchOnce(
+        on, "cts_window_abort_word",
+        {ref(kiln_hal_window_peer_table(windows[size_t(r)])), ref(result)},
+        {uint32_t(ranks)});
     KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
     KILN_EXPECT_OK(kiln_hal_buffer_read(result, 0, &word, 8));
     kiln_hal_semaphore_release(semaphore);
-    kiln_hal_command_buffer_release(cb);
-    kiln_hal_executable_release(executable);
     kiln_hal_buffer_release(result);
     return word;
   };

@@ -466,11 +466,9 @@ Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
         arith::SelectOp::create(b, loc, aborted, i32(kStatusAborted),
                                 i32(kStatusPeerTimeout)),
         i32(0));
-    auto ifComplete =
-        scf::IfOp::create(b, loc,
-                          arith::XOrIOp::create(b, loc, timedOut,
-                                                arith::ConstantIntOp::create(
-                                                    b, loc, b.getI1Type(), 1)));
+    Value complete = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           outcome, i64(0));
+    auto ifComplete = scf::IfOp::create(b, loc, complete);
     {
       OpBuilder::InsertionGuard ifGuard(b);
       b.setInsertionPointToStart(&ifComplete.getThenRegion().front());

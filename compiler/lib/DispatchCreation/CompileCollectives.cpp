@@ -27,10 +27,6 @@ using namespace mlir::kiln;
 static constexpr int64_t kMinBytesPerWorkgroup = 4 * 1024;
 static constexpr int64_t kMaxWorkgroups = 64;
 
-static int64_t getStoredByteSize(Type element) {
-  return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
-}
-
 // Creates the executable and kernel of `collective`, named `name`.
 static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
                                  func::FuncOp host) {

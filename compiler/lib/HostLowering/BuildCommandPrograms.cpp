@@ -27,13 +27,8 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-// Bytes of one element as stored in buffers (i1 takes a byte).
-static uint64_t getElementByteSize(Type type) {
-  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
-}
-
 static uint64_t getTensorByteSize(RankedTensorType type) {
-  return type.getNumElements() * getElementByteSize(type.getElementType());
+  return type.getNumElements() * getStoredByteSize(type.getElementType());
 }
 
 // The integer whose little-endian bytes, repeated, spell `value` as stored in
@@ -389,7 +384,7 @@ void ProgramBuilder::emitCollective(OpBuilder &builder,
     auto sizeOf = [&](unsigned argument) {
       auto type = cast<MemRefType>(kernel.getArgumentTypes()[argument]);
       return uint64_t(type.getNumElements()) *
-             getElementByteSize(type.getElementType());
+             getStoredByteSize(type.getElementType());
     };
     uint64_t dataSize = sizeOf(2), signalsSize = sizeOf(3),
              peersSize = sizeOf(4);

@@ -101,7 +101,7 @@ static LogicalResult getConstantBytes(Location loc, ElementsAttr value,
   if (!elementType.isIntOrFloat())
     return emitError(loc, "cannot serialize constant of element type ")
            << elementType;
-  unsigned bytes = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+  unsigned bytes = getStoredByteSize(elementType);
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)

@@ -328,8 +328,7 @@ LogicalResult CollectiveCommandOp::verify() {
   if (!elementType.isIntOrFloat())
     return emitOpError("element type must be an integer or float, got ")
            << elementType;
-  uint64_t elementBytes =
-      llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+  uint64_t elementBytes = getStoredByteSize(elementType);
   uint64_t count = getCount();
   uint64_t recvCount = count;
   if (getKind() == CollectiveKind::AllGather)

@@ -22,6 +22,11 @@ void printSizeList(AsmPrinter &printer, ArrayRef<int64_t> sizes);
 FailureOr<bool> parseFlag(AsmParser &parser);
 FailureOr<std::optional<MatrixIntrinsic>>
 parseMatrixIntrinsic(AsmParser &parser);
+// Bytes one element of integer or float type `type` takes in Kiln buffers
+// (i1 takes a byte).
+inline uint64_t getStoredByteSize(Type type) {
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
 } // namespace mlir::kiln
 
 #define GET_ATTRDEF_CLASSES
