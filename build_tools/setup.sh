@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git python3 python3-numpy
   python3-dev pybind11-dev
+  # DLPack's header: the Python package shares tensors in place.
+  libdlpack-dev
   # kiln.torch's tests trace models with PyTorch (Debian's 1.13, torch.fx).
   python3-torch
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools

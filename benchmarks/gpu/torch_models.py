@@ -11,8 +11,11 @@ scaled_dot_product_attention). pack exports each with
 kiln.torch (parameters in a safetensors archive), compiles it and saves its
 state_dict and input; run loads the same weights into PyTorch on CUDA,
 checks Kiln's output against it and prints the median per-call time of:
-Kiln from numpy to numpy, Kiln on device arrays, PyTorch from numpy to
-numpy, PyTorch eager on CUDA tensors, a CUDA-graph replay and torch.compile.
+Kiln from numpy to numpy, Kiln on device arrays, Kiln from CUDA tensors to
+CUDA tensors in place (DLPack), PyTorch from numpy to numpy, PyTorch eager
+on CUDA tensors, a CUDA-graph replay and torch.compile. Before the models,
+check_dlpack runs torch -> Kiln -> torch exchanges and checks their stream
+ordering.
 benchmarks/gpu/torch_models.sh packs and runs it (building kiln._runtime on
 the GPU machine for its python).
 """
@@ -77,6 +80,62 @@ def pack(out):
         for i, x in enumerate(inputs):
             np.save(os.path.join(out, f"{name}_in{i}.npy"), x.numpy())
         print(f"packed {name} ({len(module)} bytes)")
+    # The DLPack check's program: a + b over 4 MiB of f32.
+    module = kiln.compiler.compile_str(ADD, name="add.mlir", target="cuda",
+                                       cuda_chip="sm_90a")
+    with open(os.path.join(out, "add.vmfb"), "wb") as f:
+        f.write(module)
+
+
+ADD = """
+func.func @main(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %r = linalg.add ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32>)
+                  outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return %r : tensor<1024x1024xf32>
+}
+"""
+
+
+def check_dlpack(device, folder):
+    """torch CUDA tensors in and out of Kiln without copies (DLPack), with
+    the streams ordered: Kiln reads what torch's queued kernels write, and
+    torch's queued reads of a Kiln output finish before Kiln reuses its
+    memory. Raises AssertionError on a wrong value."""
+    import torch
+    fn = device.load(os.path.join(folder, "add.vmfb")).main
+    b = torch.ones(1024, 1024, device="cuda")
+    for trial in range(20):
+        # 100 queued kernels write x; Kiln gets x at once, unsynchronized.
+        x = torch.zeros(1024, 1024, device="cuda")
+        for _ in range(100):
+            x = x * 1.0001 + 1
+        out = fn(x, b, outputs="device")
+        got = torch.from_dlpack(out)
+        again = torch.from_dlpack(out)
+        assert got.data_ptr() == again.data_ptr(), "export copied"
+        torch.cuda.synchronize()
+        assert torch.equal(got, x + b), f"trial {trial}: Kiln read x early"
+        # torch queues reads of the output, lets it go, Kiln reuses the
+        # memory at once: the queued reads must see the old values.
+        sums = []
+        for _ in range(50):
+            sums.append(got * 2)
+        del got, again, out
+        for _ in range(5):
+            fn(b, b, outputs="device")
+        torch.cuda.synchronize()
+        for s in sums:
+            assert torch.equal(s, 2 * (x + b)), f"trial {trial}: memory reused early"
+    # Wrong dtype: a clear error; host tensors: copied.
+    try:
+        fn(b.double(), b)
+        raise AssertionError("an f64 tensor was accepted for an f32 input")
+    except TypeError as e:
+        assert "expected 1024x1024xf32" in str(e), e
+    assert np.array_equal(fn(b.cpu(), b.cpu()), np.full((1024, 1024), 2, np.float32))
+    print("dlpack: 20 trials of torch -> Kiln -> torch on CUDA tensors passed "
+          "(stream order both ways, in place)")
 
 
 def median_us(call, n=200):
@@ -95,9 +154,11 @@ def run(folder):
     import kiln.runtime as rt
     print("devices:", rt.devices())
     device = rt.Device("hip")
+    check_dlpack(device, folder)
     print("| model | max abs error vs torch | Kiln numpy->numpy us | torch numpy->numpy us "
-          "| Kiln device arrays us | torch eager us | torch graph replay us | torch.compile us |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| Kiln device arrays us | Kiln torch->torch (DLPack) us | torch eager us "
+          "| torch graph replay us | torch.compile us |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in MODELS:
         shapes, expression, dtype = entry(name)
         model = maker(expression)().eval()
@@ -112,6 +173,14 @@ def run(folder):
             error = float(np.abs(fn(x).astype(np.float64) -
                                  model(xt).cpu().numpy().astype(np.float64)).max())
         xd = device.array(x)
+        with torch.no_grad():
+            shared = torch.from_dlpack(fn(xt, outputs="device"))
+            error = max(error, float((shared.double() - model(xt).double()).abs().max()))
+
+        def dlpack():
+            out = torch.from_dlpack(fn(xt, outputs="device"))
+            torch.cuda.synchronize()
+            return out
 
         def eager():
             with torch.no_grad():
@@ -144,7 +213,8 @@ def run(folder):
             torch.cuda.synchronize()
 
         row = [median_us(lambda: fn(x)), median_us(eager_numpy),
-               median_us(lambda: fn(xd, outputs="device")), median_us(eager),
+               median_us(lambda: fn(xd, outputs="device")), median_us(dlpack),
+               median_us(eager),
                median_us(replay), median_us(compiled_call)]
         print(f"| {name} | {error:.1e} | " + " | ".join(f"{v:.1f}" for v in row) + " |",
               flush=True)

@@ -11,6 +11,13 @@
 See kiln.compiler, kiln.runtime and docs/python.md.
 """
 
-from kiln.runtime import KilnError  # noqa: F401
-
 __all__ = ["KilnError", "compiler", "runtime"]
+
+
+def __getattr__(name):
+    # Lazy: kiln.torch.export needs neither native module (it runs where
+    # only torch is, e.g. on a torch 2 machine without Kiln's build).
+    if name == "KilnError":
+        from kiln.runtime import KilnError
+        return KilnError
+    raise AttributeError(f"module 'kiln' has no attribute '{name}'")

@@ -10,7 +10,10 @@ underscores): target ("host", "rocm", "cuda" or a comma-separated list, or a
 list), rocm_chip, cuda_chip (a string or a list), rocm_device_libs,
 rocm_matrix_cores (bool), cuda_layout_fragments (bool), gpu_opt_level, host_cpu, host_features,
 host_opt_level, module_name, dump_intermediates, parameters (a
-safetensors or .npz archive of the kiln.parameter arguments). A bad option raises
+safetensors or .npz archive of the kiln.parameter arguments), parameter_mode
+("compile", the default: bind them from parameters into the module; "load":
+the module names them and Device.load(module, parameters=...) gives them;
+parameters, if also given, is then only checked). A bad option raises
 ValueError; a program the compiler refuses raises CompileError, whose
 .diagnostics are Diagnostic tuples (severity, file, line, column, message)
 and whose message lists them as "file:line:column: error: message".
@@ -43,7 +46,8 @@ def _format(d):
 
 _FLAGS = ("target", "rocm_chip", "cuda_chip", "rocm_device_libs",
           "rocm_matrix_cores", "cuda_layout_fragments", "gpu_opt_level", "host_cpu", "host_features",
-          "host_opt_level", "module_name", "dump_intermediates", "parameters")
+          "host_opt_level", "module_name", "dump_intermediates", "parameters",
+          "parameter_mode")
 
 
 def flags(**options):

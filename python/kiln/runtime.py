@@ -60,6 +60,30 @@ _DTYPES = {
 }
 
 
+def _parameters(parameters):
+    """The native parameter set of Device.load's parameters argument, or
+    None."""
+    if parameters is None:
+        return None
+    native = _rt.Parameters()
+    sources = (parameters if isinstance(parameters, (list, tuple))
+               else [parameters])
+    for source in sources:
+        if isinstance(source, dict):
+            for name, value in source.items():
+                array = np.ascontiguousarray(np.asarray(value))
+                native.add_tensor(str(name), element_type(array.dtype),
+                                  list(array.shape),
+                                  array.reshape(-1).view(np.uint8))
+        elif isinstance(source, (str, os.PathLike)):
+            native.add_archive_file(os.fspath(source))
+        else:
+            raise TypeError(
+                "parameters must be an archive path, a dict of name -> array "
+                f"or a list of those, not {type(source).__name__}")
+    return native
+
+
 def numpy_dtype(element_type):
     """The numpy dtype of a Kiln element type name ("f32", "bf16", ...)."""
     try:
@@ -159,12 +183,21 @@ class Device:
     def __repr__(self):
         return f"kiln.runtime.Device({self.uri!r})"
 
-    def load(self, module):
+    def load(self, module, parameters=None):
         """Loads a compiled module: a path (str or os.PathLike) or the
-        module's bytes (bytes, bytearray, memoryview)."""
+        module's bytes (bytes, bytearray, memoryview).
+
+        parameters: the tensors of a module compiled with load-time
+        parameters (kiln-compile --parameter-mode=load): a parameter archive
+        (a safetensors or .npz path), a dict of name -> array (anything
+        np.asarray takes), or a list of those. Every name may be given once;
+        a missing, mistyped or misshapen parameter raises KilnError naming
+        it."""
+        native = _parameters(parameters)
         if isinstance(module, (bytes, bytearray, memoryview)):
-            return Module(self._native.load_module_bytes(module), self)
-        return Module(self._native.load_module_file(os.fspath(module)), self)
+            return Module(self._native.load_module_bytes(module, native), self)
+        return Module(self._native.load_module_file(os.fspath(module), native),
+                      self)
 
     def array(self, value, element=None):
         """A DeviceArray holding a copy of value (a numpy array or anything
@@ -182,6 +215,34 @@ class Device:
     def fence(self):
         """A new unsignaled Fence on this device."""
         return Fence(self._native.create_fence())
+
+    @property
+    def dlpack_device(self):
+        """(DLPack device type, ordinal) of the memory this device computes
+        on: (1, 0) (kDLCPU) for local devices, (2, N) (kDLCUDA) for hip://N
+        on NVIDIA, (10, N) (kDLROCM) on AMD."""
+        return tuple(self._native.dlpack_device())
+
+    def from_dlpack(self, value, element=None):
+        """A DeviceArray over the memory of value (a torch tensor, numpy or
+        JAX array, anything with __dlpack__) without copying it; value must
+        live where this device computes (dlpack_device), dense row-major and
+        16-byte aligned. element: the Kiln element type to take the data as
+        (default: the tensor's dtype; "i1" also takes uint8 and "bf16"
+        uint16 data, the bits as they are). The array keeps value's memory alive;
+        calls read it in place, so do not write value while calls that take
+        the array may run. On GPUs the producer orders its pending writes
+        before this device's work (__dlpack__'s stream argument)."""
+        got = tuple(value.__dlpack_device__())
+        if got != self.dlpack_device:
+            raise ValueError(
+                f"the tensor is on DLPack device {got}, {self.uri} computes on "
+                f"{self.dlpack_device}: move it there first")
+        stream = self._native.dlpack_stream()
+        capsule = (value.__dlpack__() if stream is None
+                   else value.__dlpack__(stream=stream))
+        return DeviceArray(self._native.import_dlpack(capsule, element or ""),
+                           self)
 
     def trim(self):
         """Returns the device's cached memory to the system."""
@@ -217,6 +278,24 @@ class DeviceArray:
     def __array__(self, dtype=None, copy=None):
         out = self.numpy()
         return out if dtype is None else out.astype(dtype)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None,
+                   copy=None):
+        """DLPack export (torch.from_dlpack(array), np.from_dlpack on local
+        devices): the array's memory in place, once the call producing it has
+        finished, as an unversioned capsule (which max_version allows).
+        stream: the consumer's stream (GPU); the memory goes back to the
+        device only after the work the consumer enqueued there before letting
+        go of it has finished."""
+        if copy:
+            raise BufferError("kiln DeviceArrays are exported in place only")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"the array is on DLPack device "
+                              f"{self.__dlpack_device__()}, not {tuple(dl_device)}")
+        return self._native.export_dlpack(stream)
+
+    def __dlpack_device__(self):
+        return tuple(self._native.dlpack_device())
 
     def __repr__(self):
         return (f"kiln.runtime.DeviceArray({_type_text(self.element_type, self.shape)}"
@@ -313,9 +392,50 @@ class Function:
             if isinstance(arg, DeviceArray):
                 views.append(arg._native)
                 continue
+            shared = self._shared(index, arg, element, shape, device)
+            if shared is not None:
+                views.append(shared._native)
+                continue
             views.append(device.array(self._convert(index, arg, element, shape),
                                       element)._native)
         return views
+
+    def _shared(self, index, arg, element, shape, device):
+        """A DeviceArray over arg's memory when arg is a DLPack tensor (not a
+        numpy array: those are copied, so that callers may reuse them) that
+        lives where device computes and can be used in place; None when it
+        lives on the host of a GPU device, or cannot be used in place there
+        (then it is copied as an array)."""
+        if isinstance(arg, (np.ndarray, np.generic)) or not (
+                hasattr(arg, "__dlpack__") and hasattr(arg, "__dlpack_device__")):
+            return None
+        got = tuple(arg.__dlpack_device__())
+        if got != device.dlpack_device:
+            if got[0] == 1:  # host memory: copied through numpy
+                return None
+            raise ValueError(
+                f"{self.name} input {index}: the tensor is on DLPack device "
+                f"{got}, but {device.uri} computes on {device.dlpack_device}: "
+                f"move it there first")
+        shape_of = tuple(getattr(arg, "shape", ()))
+        if shape_of != shape:
+            raise ValueError(
+                f"{self.name} input {index}: expected shape {shape} "
+                f"({_type_text(element, shape)}), got {shape_of}")
+        try:
+            return device.from_dlpack(arg, element)
+        except KilnError:
+            raise
+        except (ValueError, BufferError, RuntimeError):
+            # Host data that cannot be shared (strided, misaligned, or a
+            # dtype the producer does not export: torch 1.13's bool) is
+            # copied as numpy arrays are.
+            if got[0] == 1:
+                return None
+            raise
+        except TypeError as e:
+            raise TypeError(f"{self.name} input {index}: expected "
+                            f"{_type_text(element, shape)}: {e}") from None
 
     def _convert(self, index, arg, element, shape):
         """arg as a numpy array of the input's dtype: arrays must have it

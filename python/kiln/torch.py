@@ -8,13 +8,20 @@
     y = compiled(torch.randn(8, 64))        # a torch tensor, computed by Kiln
     print(compiled.mlir)                    # the program Kiln compiled
 
-The model is traced with torch.fx (symbolic tracing, as torch 1.13 has it),
-its shapes and element types taken from example_inputs, and written as an
-MLIR program over static-shape tensors (linalg, tensor, arith, math);
-parameters and buffers become constants of the program. export() returns
-that text.
+The model is traced (tracer=) with torch.fx ("fx": symbolic tracing of
+its Python, as torch 1.13 has it) or to ATen ops ("aten": torch.export on
+torch >= 2.1, make_fx on older torch; kiln/_torch_aten.py, which lists its
+ops), its shapes and element types taken from example_inputs, and written
+as an MLIR program over static-shape tensors (linalg, tensor, arith, math)
+by one emitter whose helpers both front ends call; parameters and buffers
+become constants of the program, or arguments read from a safetensors
+archive. export() returns that text and needs only torch and numpy;
+compile() imports kiln.compiler and kiln.runtime. The default tracer is
+"aten" where torch.export exists, else "fx".
 
-Ops: nn.Linear, nn.Conv2d (numeric zero padding, any groups), nn.MaxPool2d,
+The ops of the fx front end:
+
+nn.Linear, nn.Conv2d (numeric zero padding, any groups), nn.MaxPool2d,
 nn.AvgPool2d (no padding), nn.AdaptiveAvgPool2d(1), nn.BatchNorm2d (eval),
 nn.Embedding, nn.ReLU, nn.GELU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Softmax,
 nn.LogSoftmax, nn.LayerNorm, nn.Dropout and nn.Identity (eval: identity),
@@ -29,6 +36,7 @@ the attention chain that becomes one fused kernel on NVIDIA GPUs). Anything else
 the model's source that called it.
 """
 
+import collections
 import contextlib
 import copy
 import io
@@ -39,9 +47,6 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 from torch.fx.passes.shape_prop import ShapeProp
-
-import kiln.compiler
-import kiln.runtime
 
 _ELEMENT = {
     torch.float32: "f32",
@@ -58,6 +63,11 @@ _ELEMENT = {
 
 class UnsupportedOpError(Exception):
     """The model uses an op kiln.torch cannot translate (yet)."""
+
+
+# A value the emitter wrote that no graph node holds (an operand cast to
+# the type torch promoted it to); the helpers take it where they take nodes.
+_Value = collections.namedtuple("_Value", "ssa shape element")
 
 
 def _element(dtype):
@@ -88,6 +98,13 @@ def _float_literal(value, element):
 # nn.Conv2d padding modes: zeros (tensor.pad), or the border's values
 # gathered (pad_spatial_mode).
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _pair(v):
+    """(a, b) of an int or a sequence of one or two ints (torch's int[2])."""
+    if isinstance(v, (tuple, list)):
+        return tuple(v) * 2 if len(v) == 1 else tuple(v)
+    return (v, v)
 
 
 def _pad_pairs(pads):
@@ -122,6 +139,25 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def _frames(stack_trace):
+    """[('File "f.py", line 3, in g', source line or "")] of a formatted
+    stack, in its order."""
+    lines = (stack_trace or "").strip().splitlines()
+    frames = []
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if text.startswith("File "):
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if code.startswith("File "):  # no source line (exec'd code)
+                code = ""
+            frames.append((text, code))
+    return frames
+
+
+def _at(text, code):
+    return f" at {text}" + (f": {code}" if code else "")
+
+
 class _Emitter:
     def __init__(self, gm, name, archive=None):
         self.gm = gm
@@ -147,14 +183,9 @@ class _Emitter:
     def where(self, node):
         """Where the model's source made `node`: the innermost frame of its
         recorded stack outside kiln.torch (torch.fx lists innermost first)."""
-        lines = (node.stack_trace or "").strip().splitlines()
-        for i, line in enumerate(lines):
-            text = line.strip()
-            if text.startswith("File ") and __file__ not in text:
-                code = lines[i + 1].strip() if i + 1 < len(lines) else ""
-                if code.startswith("File "):  # no source line (exec'd code)
-                    code = ""
-                return f" at {text}" + (f": {code}" if code else "")
+        for text, code in _frames(node.stack_trace):
+            if __file__ not in text:
+                return _at(text, code)
         return ""
 
     def unsupported(self, node, what):
@@ -163,6 +194,8 @@ class _Emitter:
     def value(self, node, arg):
         if isinstance(arg, torch.fx.Node):
             return self.values[arg]
+        if isinstance(arg, _Value):
+            return arg
         self.unsupported(node, f"argument {arg!r} of {node.target}")
 
     def empty(self, shape, element):
@@ -188,10 +221,17 @@ class _Emitter:
         array = np.ascontiguousarray(array)
         name = self.fresh()
         ttype = _ttype(array.shape, element)
+        if array.size > 1 and element != "i1" and np.all(array == array.flat[0]) and \
+                np.isfinite(array.flat[0]):
+            # One value (a full(), zeros(), ones()): a splat, not its bytes.
+            self.emit(f"{name} = arith.constant dense<{_float_literal(array.flat[0], element)}> "
+                      f": {ttype}")
+            return name
         if element == "bf16":
             data = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype(np.uint16)
         elif element == "i1":
-            data = array.astype(np.uint8)
+            # MLIR's hex i1 data is bit-packed, first element in the low bit.
+            data = np.packbits(array.astype(bool).ravel(), bitorder="little")
         else:
             data = array
         self.emit(f'{name} = arith.constant dense<"0x{data.tobytes().hex().upper()}"> : {ttype}')
@@ -259,7 +299,11 @@ class _Emitter:
                 continue
             self.lower(node)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
-        returned = [self.values[o] for o in outputs]
+        return self.function(args, [self.values[o] for o in outputs])
+
+    def function(self, args, returned):
+        """The func.func text: args (argument declarations), the lowered
+        lines, returning the values `returned`."""
         out_types = ", ".join(_ttype(s, e) for _, s, e in returned)
         header = (f"func.func @{self.name}({', '.join(args + self.parameter_args)}) "
                   f"-> ({out_types}) {{")
@@ -273,8 +317,14 @@ class _Emitter:
     def meta(self, node):
         meta = node.meta.get("tensor_meta")
         if meta is None or not hasattr(meta, "shape"):
+            meta = node.meta.get("val")     # torch.export's FakeTensor
+        if not isinstance(meta, torch.Tensor) and not hasattr(meta, "shape"):
             self.unsupported(node, f"{node.target} (its result is not one tensor)")
-        return tuple(meta.shape), _element(meta.dtype)
+        try:
+            shape = tuple(int(d) for d in meta.shape)
+        except (TypeError, RuntimeError):
+            self.unsupported(node, f"{node.target} with a dynamic shape {tuple(meta.shape)}")
+        return shape, _element(meta.dtype)
 
     def lower(self, node):
         if node.op == "get_attr":
@@ -337,11 +387,17 @@ class _Emitter:
                     or module.padding_mode not in PADDING_MODES):
                 self.unsupported(node, f"module Conv2d ({node.target}) with padding "
                                  f"{module.padding!r}, padding_mode {module.padding_mode!r}")
-            return self.conv2d(node, x, module.weight, module.bias, module.stride,
-                               padding, module.dilation, node.target,
+            return self.conv2d(node, x, param("weight"),
+                               param("bias") if module.bias is not None else None,
+                               module.stride, padding, module.dilation,
                                module.groups, module.padding_mode)
         if isinstance(module, (nn.MaxPool2d, nn.AvgPool2d)):
-            return self.pool2d(node, x, module, isinstance(module, nn.MaxPool2d))
+            is_max = isinstance(module, nn.MaxPool2d)
+            if not is_max and module.divisor_override is not None:
+                self.unsupported(node, f"AvgPool2d ({node.target}) with divisor_override")
+            return self.pool2d(node, x, module.kernel_size, module.stride, module.padding,
+                               getattr(module, "dilation", 1), module.ceil_mode, is_max,
+                               f"{type(module).__name__} ({node.target})")
         if isinstance(module, nn.AdaptiveAvgPool2d):
             return self.adaptive_avg_pool(node, x, module.output_size)
         if isinstance(module, nn.BatchNorm2d):
@@ -518,7 +574,8 @@ class _Emitter:
         return [("0" if shape[i] == 1 and out_shape[offset + i] != 1 else f"d{offset + i}")
                 for i in range(len(shape))]
 
-    def binary(self, node, kind, a, b):
+    def binary(self, node, kind, a, b, alpha=1):
+        """a <kind> (alpha * b), broadcasting; a and b are nodes or numbers."""
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         inputs, operands = [], []
@@ -540,6 +597,10 @@ class _Emitter:
                     names.append(f"%c{i}")
                 else:
                     names.append(args[v])
+            if alpha != 1:
+                lines.append(f"%alpha = arith.constant {_float_literal(alpha, element)} : {element}")
+                lines.append(f"%b = arith.mulf {names[1]}, %alpha : {element}")
+                names[1] = "%b"
             return lines + [f"%r = {op} {names[0]}, {names[1]} : {element}", "%r"]
 
         out = self.generic(inputs, out_shape, element, body)
@@ -997,8 +1058,10 @@ class _Emitter:
 
         return self.generic([], out_shape, element, body), out_shape
 
-    def conv2d(self, node, x, weight, bias, stride, padding, dilation, path, groups=1,
+    def conv2d(self, node, x, weight, bias, stride, padding, dilation, groups=1,
                padding_mode="zeros"):
+        """x (NCHW) convolved with weight (F, C/groups, KH, KW) plus bias (F):
+        values (ssa, shape, element); bias may be None."""
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         ssa, shape, _ = self.value(node, x)
@@ -1007,7 +1070,7 @@ class _Emitter:
         else:
             padded, padded_shape = self.pad_spatial_mode(node, ssa, shape, element,
                                                          padding, padding_mode)
-        wv = self.tensor_value(f"{path}.weight", weight)      # (F, C/groups, KH, KW)
+        wv = weight
         attrs = (f"{{dilations = dense<[{dilation[0]}, {dilation[1]}]> : tensor<2xi64>, "
                  f"strides = dense<[{stride[0]}, {stride[1]}]> : tensor<2xi64>}}")
         conv = self.fresh()
@@ -1033,20 +1096,22 @@ class _Emitter:
                       f"outs({init} : {_ttype(o5, element)}) -> {_ttype(o5, element)}")
             conv = self.reshape_value(grouped, o5, out_shape, element)
         if bias is not None:
-            bv = self.tensor_value(f"{path}.bias", bias)
+            bv = bias
             conv = self.generic([(conv, out_shape, ["d0", "d1", "d2", "d3"]), (bv[0], bv[1], ["d1"])],
                                 out_shape, element,
                                 lambda a, o: [f"%r = arith.addf {a[0]}, {a[1]} : {element}", "%r"])
         self.set(node, conv, out_shape, element)
 
-    def pool2d(self, node, x, module, is_max):
+    def pool2d(self, node, x, kernel, stride, padding, dilation, ceil_mode, is_max, what):
+        """Max or average pooling of NCHW x; kernel, stride (None or empty:
+        the kernel), padding and dilation are ints or pairs; `what` names
+        the op in errors."""
         out_shape, element = self.meta(node)
         self.float_only(node, element)
-        pair = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-        kernel, stride, padding = pair(module.kernel_size), pair(module.stride or module.kernel_size), pair(module.padding)
-        dilation = pair(getattr(module, "dilation", 1))
-        if getattr(module, "ceil_mode", False) or (not is_max and padding != (0, 0)):
-            self.unsupported(node, f"{type(module).__name__} with ceil_mode or (average) padding")
+        kernel, stride = _pair(kernel), _pair(stride or kernel)
+        padding, dilation = _pair(padding), _pair(dilation)
+        if ceil_mode or (not is_max and padding != (0, 0)):
+            self.unsupported(node, f"{what} with ceil_mode or (average) padding")
         ssa, shape, _ = self.value(node, x)
         start = float("-inf") if is_max else 0.0
         padded, padded_shape = self.pad_spatial(ssa, shape, element, padding, start)
@@ -1084,19 +1149,24 @@ class _Emitter:
         """Evaluation batch norm: x * scale + shift per channel (dim 1)."""
         if module.training or module.running_mean is None:
             self.unsupported(node, f"BatchNorm2d ({path}) in training mode or without running statistics")
-        out_shape, element = self.meta(node)
-        self.float_only(node, element)
-        ssa, shape, _ = self.value(node, x)
         with torch.no_grad():
             inv = torch.rsqrt(module.running_var.double() + module.eps)
             weight = module.weight.double() if module.weight is not None else 1.0
             bias = module.bias.double() if module.bias is not None else 0.0
             scale = (inv * weight).to(module.running_var.dtype)
             shift = (bias - module.running_mean.double() * inv * weight).to(module.running_var.dtype)
-        sv = self.tensor_value(f"{path}.scale", scale)
-        tv = self.tensor_value(f"{path}.shift", shift)
+        self.channel_affine(node, x, self.tensor_value(f"{path}.scale", scale),
+                            self.tensor_value(f"{path}.shift", shift))
+
+    def channel_affine(self, node, x, scale, shift):
+        """x * scale + shift, scale and shift per channel (dim 1): an
+        evaluation batch norm."""
+        out_shape, element = self.meta(node)
+        self.float_only(node, element)
+        ssa, shape, _ = self.value(node, x)
         full = [f"d{i}" for i in range(len(shape))]
-        out = self.generic([(ssa, shape, full), (sv[0], sv[1], ["d1"]), (tv[0], tv[1], ["d1"])], shape, element,
+        out = self.generic([(ssa, shape, full), (scale[0], scale[1], ["d1"]),
+                            (shift[0], shift[1], ["d1"])], shape, element,
                            lambda a, o: [f"%m = arith.mulf {a[0]}, {a[1]} : {element}",
                                          f"%r = arith.addf %m, {a[2]} : {element}", "%r"])
         self.set(node, out, out_shape, element)
@@ -1127,9 +1197,10 @@ class _Emitter:
                   f"({', '.join(_ttype(v[1], element) for v in values)}) -> {_ttype(out_shape, element)}")
         self.set(node, name, out_shape, element)
 
-    def reduce(self, node, x, dims, mean):
+    def reduce(self, node, x, dims, mean, correction=None):
         """sum / mean over dims (None: all), keepdim or not (from the result's
-        shape)."""
+        shape); with a correction, the variance (the squared deviations from
+        the mean summed, over count - correction)."""
         out_shape, element = self.meta(node)
         self.float_only(node, element)
         ssa, shape, _ = self.value(node, x)
@@ -1144,12 +1215,26 @@ class _Emitter:
         count = int(np.prod([shape[d] for d in dims]))
         flat = self.reshape_value(moved, tuple(shape[d] for d in perm), kept_shape + (count,), element)
         total = self.reduce_last(flat, kept_shape + (count,), element, "arith.addf", 0.0)
-        if mean:
-            scale = _float_literal(1.0 / count, element)
-            total = self.generic([(total, kept_shape, [f"d{i}" for i in range(len(kept_shape))])],
-                                 kept_shape, element,
-                                 lambda a, o: [f"%k = arith.constant {scale} : {element}",
-                                               f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
+        kept = [f"d{i}" for i in range(len(kept_shape))]
+
+        def scaled(ssa, factor):
+            k = _float_literal(factor, element)
+            return self.generic([(ssa, kept_shape, kept)], kept_shape, element,
+                                lambda a, o: [f"%k = arith.constant {k} : {element}",
+                                              f"%r = arith.mulf {a[0]}, %k : {element}", "%r"])
+
+        if mean or correction is not None:
+            total = scaled(total, 1.0 / count)
+        if correction is not None:
+            rows = kept_shape + (count,)
+            centered = self.generic(
+                [(flat, rows, kept + [f"d{len(kept)}"]), (total, kept_shape, kept)], rows,
+                element, lambda a, o: [f"%r = arith.subf {a[0]}, {a[1]} : {element}", "%r"])
+            squares = self.reduce_last(centered, rows, element, "arith.addf", 0.0,
+                                       pre=lambda v: ([f"%q = arith.mulf {v}, {v} : {element}"],
+                                                      "%q"))
+            total = scaled(squares, 1.0 / (count - correction) if count > correction
+                           else float("inf"))
         self.set(node, self.reshape_value(total, kept_shape, out_shape, element), out_shape, element)
 
     def reshape(self, node, x):
@@ -1158,9 +1243,7 @@ class _Emitter:
         self.set(node, self.reshape_value(ssa, shape, out_shape, element), out_shape, element)
 
     def permute(self, node, x):
-        out_shape, element = self.meta(node)
-        ssa, shape, _ = self.value(node, x)
-        rank = len(shape)
+        rank = len(self.value(node, x)[1])
         if node.op == "call_method" and node.target == "t" or (
                 node.op == "call_function" and node.target is torch.transpose) or (
                 node.op == "call_method" and node.target == "transpose"):
@@ -1175,6 +1258,12 @@ class _Emitter:
             if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
                 dims = dims[0]
             perm = [d % rank for d in dims]
+        self.permuted(node, x, perm)
+
+    def permuted(self, node, x, perm):
+        """x with its dims in the order perm (linalg.transpose)."""
+        out_shape, element = self.meta(node)
+        ssa, shape, _ = self.value(node, x)
         self.set(node, self.transpose(ssa, shape, element, perm), out_shape, element)
 
 
@@ -1184,15 +1273,40 @@ class _Tracer(torch.fx.Tracer):
         self.record_stack_traces = True
 
 
-def export(module, example_inputs, function_name="main", parameters_file=None):
+def default_tracer():
+    """"aten" (torch.export) where torch has it (2.1 and later), else "fx"."""
+    from kiln import _torch_aten
+    return "aten" if _torch_aten.has_export() else "fx"
+
+
+def export(module, example_inputs, function_name="main", parameters_file=None,
+           tracer=None):
     """The MLIR program (text) of module for inputs shaped like
     example_inputs (a tuple of tensors). Parameters and buffers are
     constants of the program, or, with parameters_file, arguments marked
     {kiln.parameter = "<qualified name>"} whose tensors are written to that
-    safetensors archive (compile with --parameters=parameters_file)."""
+    safetensors archive (compile with --parameters=parameters_file).
+    tracer: "fx" (torch.fx symbolic tracing of the module's Python),
+    "aten" (the ATen ops it runs: torch.export on torch >= 2.1, make_fx on
+    older torch; kiln/_torch_aten.py), or None for default_tracer()."""
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    tracer = tracer or default_tracer()
+    if tracer not in ("fx", "aten"):
+        raise ValueError(f"kiln.torch: tracer must be \"fx\" or \"aten\", not {tracer!r}")
     module = module.eval()
+    archive = {} if parameters_file is not None else None
+    if tracer == "aten":
+        from kiln import _torch_aten
+        text = _torch_aten.export(module, example_inputs, function_name, archive)
+    else:
+        text = _export_fx(module, example_inputs, function_name, archive)
+    if archive is not None:
+        write_safetensors(parameters_file, archive)
+    return text
+
+
+def _export_fx(module, example_inputs, function_name, archive):
     tracer = _Tracer()
     graph = tracer.trace(module)
     gm = torch.fx.GraphModule(tracer.root, graph)
@@ -1202,11 +1316,7 @@ def export(module, example_inputs, function_name="main", parameters_file=None):
             f"kiln.torch: the model takes {len(placeholders)} inputs, "
             f"{len(example_inputs)} example inputs were given")
     _propagate_shapes(gm, example_inputs)
-    archive = {} if parameters_file is not None else None
-    text = _Emitter(gm, function_name, archive).run(example_inputs)
-    if archive is not None:
-        write_safetensors(parameters_file, archive)
-    return text
+    return _Emitter(gm, function_name, archive).run(example_inputs)
 
 
 def _propagate_shapes(gm, example_inputs):
@@ -1236,9 +1346,23 @@ def _propagate_shapes(gm, example_inputs):
             n.meta["tensor_meta"] = metas[n.name]["tensor_meta"]
 
 
+def _dlpack_has_bool():
+    """Whether this torch exchanges bool tensors through DLPack (kDLBool,
+    DLPack 0.8: torch 2; torch 1.13 refuses them)."""
+    try:
+        torch.utils.dlpack.to_dlpack(torch.zeros(1, dtype=torch.bool))
+        return True
+    except RuntimeError:
+        return False
+
+
 class CompiledModule:
     """A PyTorch module compiled by Kiln: call it with tensors shaped like
-    the example inputs; returns torch tensors (CPU)."""
+    the example inputs; returns torch tensors in the memory of the Kiln
+    device (CPU tensors for local devices, CUDA tensors for hip ones).
+    Tensors already there are used in place (DLPack: no copies either way;
+    torch's queued work on them is ordered before Kiln's); others are
+    copied in."""
 
     def __init__(self, mlir, module_bytes, device, function_name):
         self.mlir = mlir
@@ -1246,39 +1370,52 @@ class CompiledModule:
         self.device = device
         self.module = device.load(module_bytes)
         self.function = self.module[function_name]
+        self._share_bool = _dlpack_has_bool()
 
     def __call__(self, *inputs):
         arrays = []
         for x in inputs:
             if isinstance(x, torch.Tensor):
-                x = x.detach().cpu()
-                if x.dtype == torch.bfloat16:
-                    x = x.view(torch.int16).numpy().view(np.uint16)
+                x = x.detach()
+                if (tuple(x.__dlpack_device__()) == self.device.dlpack_device
+                        and (x.dtype != torch.bool or self._share_bool)):
+                    # In place when it can be: dense and 16-byte aligned.
+                    if not x.is_contiguous() or x.data_ptr() % 16:
+                        x = x.clone(memory_format=torch.contiguous_format)
                 else:
-                    x = x.contiguous().numpy()
+                    x = x.cpu()
+                    if x.dtype == torch.bfloat16:
+                        x = x.view(torch.int16).numpy().view(np.uint16)
+                    else:
+                        x = x.contiguous().numpy()
             arrays.append(x)
-        results = self.function(*arrays)
+        results = self.function.call(*arrays, outputs="device")
         single = not isinstance(results, tuple)
         tensors = [self._to_torch(r) for r in ((results,) if single else results)]
         return tensors[0] if single else tuple(tensors)
 
-    @staticmethod
-    def _to_torch(array):
-        if array.dtype == np.uint16 or str(array.dtype) == "bfloat16":
-            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
-        return torch.from_numpy(array)
+    def _to_torch(self, array):
+        if array.element_type == "i1" and not self._share_bool:
+            return torch.from_numpy(array.numpy())  # copied: see _dlpack_has_bool
+        return torch.from_dlpack(array)
 
 
 def compile(module, example_inputs, target="host", device="local",
-            function_name="main", **compile_options):
-    """Traces module, compiles it with Kiln (kiln-compile's options as
-    keywords) and loads it on device (a URI or a kiln.runtime.Device)."""
+            function_name="main", tracer=None, **compile_options):
+    """Traces module (tracer as export's), compiles it with Kiln
+    (kiln-compile's options as keywords) and loads it on device (a URI or a
+    kiln.runtime.Device)."""
     import os
     import tempfile
+    # Imported here: export() needs only torch (and runs where the compiler
+    # library is not, e.g. on torch 2 machines without LLVM).
+    import kiln.compiler
+    import kiln.runtime
     with tempfile.TemporaryDirectory(prefix="kiln_torch_") as folder:
         # Parameters travel in an archive, not as text in the program.
         archive = os.path.join(folder, "parameters.safetensors")
-        mlir = export(module, example_inputs, function_name, parameters_file=archive)
+        mlir = export(module, example_inputs, function_name, parameters_file=archive,
+                      tracer=tracer)
         module_bytes = kiln.compiler.compile_str(
             mlir, name=f"{type(module).__name__}.mlir", target=target,
             parameters=archive, **compile_options)

@@ -5,12 +5,14 @@
 // kiln.KilnError carrying the status code name (.code) and message. It deals
 // in raw buffers (the buffer protocol), not numpy: kiln/runtime.py maps
 // element types to numpy dtypes and shapes arrays.
+#include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -73,9 +75,14 @@ using DeviceHandle = Handle<kiln_device_t, kiln_device_release>;
 using ModuleHandle = Handle<kiln_module_t, kiln_module_release>;
 using ViewHandle = Handle<kiln_buffer_view_t, kiln_buffer_view_release>;
 using FenceHandle = Handle<kiln_fence_t, kiln_fence_release>;
+using ParametersHandle = Handle<kiln_parameters_t, kiln_parameters_release>;
 
 struct View;
 struct Fence;
+
+// Runs the deleters of imported DLPack tensors the runtime let go of on its
+// own threads (see "DLPack" below).
+int runPendingDeletes(void*);
 
 struct Device {
   DeviceHandle handle;
@@ -167,6 +174,7 @@ struct Function {
   // after |wait| and signalling |signal| (either may be None).
   std::vector<View> call(const std::vector<View>& inputs, bool async,
                          const Fence* wait, const Fence* signal) const {
+    runPendingDeletes(nullptr);
     std::vector<kiln_buffer_view_t*> raw;
     for (const View& view : inputs) raw.push_back(view.handle.get());
     std::vector<kiln_buffer_view_t*> outputs(
@@ -244,26 +252,58 @@ View upload(const Device& device, const std::string& elementType,
   return View{ViewHandle(view)};
 }
 
-Module loadModuleFile(const Device& device, const std::string& path) {
+// Named tensors given when a module is loaded (kiln_parameters_t).
+struct Parameters {
+  ParametersHandle handle;
+
+  Parameters() {
+    kiln_parameters_t* parameters = nullptr;
+    check(kiln_parameters_create(&parameters));
+    handle = ParametersHandle(parameters);
+  }
+  void addArchiveFile(const std::string& path) {
+    kiln_status_t status;
+    {
+      py::gil_scoped_release release;
+      status = kiln_parameters_add_archive_file(handle.get(), path.c_str());
+    }
+    check(status);
+  }
+  void addTensor(const std::string& name, const std::string& elementType,
+                 const std::vector<int64_t>& shape, py::buffer data) {
+    py::buffer_info info = data.request();
+    check(kiln_parameters_add_tensor(
+        handle.get(), name.c_str(), parseElementType(elementType), shape.data(),
+        shape.size(), info.ptr, size_t(info.size) * size_t(info.itemsize)));
+  }
+  size_t count() const { return kiln_parameters_count(handle.get()); }
+};
+
+Module loadModuleFile(const Device& device, const std::string& path,
+                      const Parameters* parameters) {
   kiln_module_t* module = nullptr;
   kiln_status_t status;
   {
     py::gil_scoped_release release;
-    status = kiln_module_load_file(device.handle.get(), path.c_str(), &module);
+    status = kiln_module_load_file_with_parameters(
+        device.handle.get(), path.c_str(),
+        parameters ? parameters->handle.get() : nullptr, &module);
   }
   check(status);
   return Module{ModuleHandle(module)};
 }
 
-Module loadModuleBytes(const Device& device, py::buffer data) {
+Module loadModuleBytes(const Device& device, py::buffer data,
+                       const Parameters* parameters) {
   py::buffer_info info = data.request();
   kiln_module_t* module = nullptr;
   kiln_status_t status;
   {
     py::gil_scoped_release release;
-    status = kiln_module_load_memory(device.handle.get(), info.ptr,
-                                     size_t(info.size) * size_t(info.itemsize),
-                                     &module);
+    status = kiln_module_load_memory_with_parameters(
+        device.handle.get(), info.ptr,
+        size_t(info.size) * size_t(info.itemsize),
+        parameters ? parameters->handle.get() : nullptr, &module);
   }
   check(status);
   return Module{ModuleHandle(module)};
@@ -313,6 +353,305 @@ Fence createFence(const Device& device) {
   return Fence{FenceHandle(fence)};
 }
 
+//===----------------------------------------------------------------------===//
+// DLPack: tensors shared with other libraries in place
+//===----------------------------------------------------------------------===//
+// Capsules follow the DLPack protocol's unversioned form (a PyCapsule named
+// "dltensor" holding a DLManagedTensor; renamed "used_dltensor" by the
+// consumer that takes ownership), which numpy, PyTorch, JAX and CuPy all
+// produce and consume.
+
+// DLPack 0.8's boolean type code (Debian's dlpack.h 0.6 predates it).
+constexpr uint8_t kDLBoolCode = 6;
+
+// The DLPack device of |memoryType| (kiln_external_memory_type_t).
+int32_t dlpackDeviceType(kiln_external_memory_type_t memoryType) {
+  switch (memoryType) {
+    case KILN_EXTERNAL_MEMORY_HOST:
+      return kDLCPU;
+    case KILN_EXTERNAL_MEMORY_CUDA:
+      return kDLCUDA;
+    case KILN_EXTERNAL_MEMORY_ROCM:
+      return kDLROCM;
+  }
+  return 0;
+}
+
+kiln_device_external_info_t externalInfo(const Device& device) {
+  kiln_device_external_info_t info = {};
+  check(kiln_device_query_external_info(device.handle.get(), &info));
+  return info;
+}
+
+// (DLPack device type, ordinal) of the memory |device| computes on.
+py::tuple deviceDlpackDevice(const Device& device) {
+  kiln_device_external_info_t info = externalInfo(device);
+  return py::make_tuple(dlpackDeviceType(info.memory_type),
+                        info.device_ordinal);
+}
+
+// DLPack's stream argument for producers handing memory to |device|: the
+// device's stream, or None for host memory (no streams).
+py::object deviceDlpackStream(const Device& device) {
+  kiln_device_external_info_t info = externalInfo(device);
+  if (info.memory_type == KILN_EXTERNAL_MEMORY_HOST) return py::none();
+  return py::int_(info.stream);
+}
+
+// The Kiln element type of a DLPack dtype, or INVALID.
+kiln_element_type_t elementTypeOf(DLDataType dtype) {
+  if (dtype.lanes != 1) return KILN_ELEMENT_TYPE_INVALID;
+  std::string name;
+  switch (dtype.code) {
+    case kDLInt:
+      name = "i" + std::to_string(dtype.bits);
+      break;
+    case kDLUInt:
+      name = "u" + std::to_string(dtype.bits);
+      break;
+    case kDLFloat:
+      name = "f" + std::to_string(dtype.bits);
+      break;
+    case kDLBfloat:
+      name = dtype.bits == 16 ? "bf16" : "";
+      break;
+    case kDLBoolCode:
+      name = dtype.bits == 8 ? "i1" : "";
+      break;
+    default:
+      break;
+  }
+  return name.empty() ? KILN_ELEMENT_TYPE_INVALID
+                      : kiln_element_type_from_name(name.c_str());
+}
+
+DLDataType dlpackTypeOf(kiln_element_type_t type) {
+  std::string name = kiln_element_type_name(type);
+  DLDataType dtype = {0, 0, 1};
+  if (name == "i1") {
+    dtype.code = kDLBoolCode;
+    dtype.bits = 8;
+    return dtype;
+  }
+  dtype.code = name == "bf16"   ? kDLBfloat
+               : name[0] == 'f' ? kDLFloat
+               : name[0] == 'u' ? kDLUInt
+                                : kDLInt;
+  dtype.bits = uint8_t(kiln_element_type_size(type) * 8);
+  return dtype;
+}
+
+// Deleters of imported tensors run when the runtime lets go of the memory,
+// often on a driver thread. Producers' deleters may touch Python objects
+// (numpy's drops its array), so they run with the GIL, and a driver thread
+// never waits for the GIL (a Python thread holding it may be waiting for
+// that driver thread): it queues the tensor, and the interpreter runs the
+// queue as a pending call, or the next call into this module does.
+std::mutex deleteMutex;
+std::vector<DLManagedTensor*> pendingDeletes;
+bool deleteScheduled = false;
+
+int runPendingDeletes(void*) {
+  std::vector<DLManagedTensor*> tensors;
+  {
+    std::lock_guard<std::mutex> lock(deleteMutex);
+    tensors.swap(pendingDeletes);
+    deleteScheduled = false;
+  }
+  for (DLManagedTensor* tensor : tensors)
+    if (tensor->deleter) tensor->deleter(tensor);
+  return 0;
+}
+
+void releaseImported(void* userData) {
+  auto* tensor = static_cast<DLManagedTensor*>(userData);
+  if (!Py_IsInitialized()) return;  // interpreter gone: leak, as numpy does
+  if (PyGILState_Check()) {
+    if (tensor->deleter) tensor->deleter(tensor);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(deleteMutex);
+  pendingDeletes.push_back(tensor);
+  // Needs neither the GIL nor a thread state; fails only when the
+  // interpreter's queue is full, and then the next call drains ours.
+  if (!deleteScheduled)
+    deleteScheduled = Py_AddPendingCall(runPendingDeletes, nullptr) == 0;
+}
+
+// Imports the DLPack capsule |capsule| as a view on |device| without
+// copying; |elementType| ("" for the capsule's dtype) is the type expected:
+// the capsule's, or i1 for u8 and bf16 for u16 data (their raw bits).
+// ValueError when the tensor cannot be used in place (memory of another device,
+// strided, misaligned), TypeError for a dtype Kiln lacks.
+View importDlpack(const Device& device, py::capsule capsule,
+                  const std::string& elementType) {
+  runPendingDeletes(nullptr);
+  if (std::strcmp(capsule.name(), "dltensor") != 0)
+    throw py::value_error(
+        std::string("expected a DLPack capsule named 'dltensor', got '") +
+        capsule.name() + "' (a capsule can be consumed only once)");
+  auto* managed = capsule.get_pointer<DLManagedTensor>();
+  const DLTensor& tensor = managed->dl_tensor;
+  kiln_device_external_info_t info = externalInfo(device);
+  int32_t deviceType = dlpackDeviceType(info.memory_type);
+  bool sameDevice =
+      (int32_t(tensor.device.device_type) == deviceType ||
+       (deviceType == kDLCUDA &&
+        tensor.device.device_type == kDLCUDAManaged)) &&
+      (deviceType == kDLCPU || tensor.device.device_id == info.device_ordinal);
+  if (!sameDevice)
+    throw py::value_error("the tensor is on DLPack device (" +
+                          std::to_string(int(tensor.device.device_type)) +
+                          ", " + std::to_string(tensor.device.device_id) +
+                          "), " + kiln_device_uri(device.handle.get()) +
+                          " computes on (" + std::to_string(deviceType) + ", " +
+                          std::to_string(info.device_ordinal) + ")");
+  kiln_element_type_t type = elementTypeOf(tensor.dtype);
+  if (type == KILN_ELEMENT_TYPE_INVALID)
+    throw py::type_error("DLPack dtype (code " +
+                         std::to_string(int(tensor.dtype.code)) + ", " +
+                         std::to_string(int(tensor.dtype.bits)) + " bits, " +
+                         std::to_string(int(tensor.dtype.lanes)) +
+                         " lanes) has no Kiln element type");
+  if (!elementType.empty()) {
+    // The raw-bits forms numpy gives types it lacks: uint8 for booleans
+    // (older DLPack producers too), uint16 for bfloat16.
+    std::string got = kiln_element_type_name(type);
+    bool same = got == elementType || (elementType == "i1" && got == "u8") ||
+                (elementType == "bf16" && got == "u16");
+    if (!same)
+      throw py::type_error("got a " + got + " tensor, expected " + elementType);
+    type = parseElementType(elementType);
+  }
+  if (tensor.ndim < 0 || tensor.ndim > KILN_MAX_RANK)
+    throw py::value_error("rank " + std::to_string(tensor.ndim) +
+                          " exceeds the runtime's maximum of " +
+                          std::to_string(KILN_MAX_RANK));
+  std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
+  if (tensor.strides) {
+    int64_t expected = 1;
+    for (int32_t d = tensor.ndim - 1; d >= 0; --d) {
+      if (shape[size_t(d)] > 1 && tensor.strides[d] != expected)
+        throw py::value_error(
+            "the tensor is not dense row-major (strides differ from its "
+            "shape's); pass a contiguous copy");
+      expected *= shape[size_t(d)];
+    }
+  }
+  uint64_t bytes = kiln_element_type_size(type);
+  for (int64_t d : shape) bytes *= uint64_t(d < 0 ? 0 : d);
+  kiln_external_memory_t memory = {};
+  memory.type = info.memory_type;
+  memory.data = static_cast<char*>(tensor.data) + tensor.byte_offset;
+  memory.byte_length = bytes;
+  memory.release = releaseImported;
+  memory.user_data = managed;
+  if (bytes && reinterpret_cast<uintptr_t>(memory.data) % 16)
+    throw py::value_error(
+        "the tensor's data is not 16-byte aligned (a view into another "
+        "tensor?); pass a copy");
+  kiln_buffer_view_t* view = nullptr;
+  kiln_status_t status;
+  {
+    py::gil_scoped_release release;
+    status = kiln_buffer_view_import(device.handle.get(), type, shape.size(),
+                                     shape.data(), &memory, &view);
+  }
+  check(status);
+  // Ours now: the producer's capsule destructor must not delete it.
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  return View{ViewHandle(view)};
+}
+
+// What an exported capsule owns: a reference to the view (its memory) and
+// the DLTensor's shape; with a consumer stream, the deleter waits for that
+// stream's work before the memory goes back to the device.
+struct ExportedTensor {
+  DLManagedTensor managed;
+  ViewHandle view;
+  std::vector<int64_t> shape;
+  bool waitStream = false;
+  uint64_t stream = 0;
+};
+
+void deleteExported(DLManagedTensor* managed) {
+  auto* exported = static_cast<ExportedTensor*>(managed->manager_ctx);
+  if (exported->waitStream) {
+    kiln_device_t* device = kiln_buffer_view_device(exported->view.get());
+    // A wait holding the GIL would stall every Python thread.
+    PyThreadState* saved = nullptr;
+    if (Py_IsInitialized() && PyGILState_Check()) saved = PyEval_SaveThread();
+    kiln_status_t status =
+        kiln_device_wait_external_stream(device, exported->stream);
+    if (saved) PyEval_RestoreThread(saved);
+    // A deleter cannot report: a failed wait means the stream's context is
+    // broken, and its work will not touch the memory again.
+    kiln_status_free(status);
+  }
+  delete exported;
+}
+
+void destroyExportCapsule(PyObject* capsule) {
+  // Consumed capsules were renamed; the consumer owns the tensor then.
+  if (!PyCapsule_IsValid(capsule, "dltensor")) return;
+  auto* managed =
+      static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed && managed->deleter) managed->deleter(managed);
+}
+
+// A DLPack capsule over |view|'s memory (after the call producing it has
+// finished). |stream|: the consumer's stream (DLPack's protocol), None for
+// the legacy default stream on GPUs; -1 asks for no synchronization.
+py::capsule exportDlpack(const View& view, py::object stream) {
+  runPendingDeletes(nullptr);
+  kiln_external_memory_t memory = {};
+  kiln_status_t status;
+  {
+    py::gil_scoped_release release;
+    status = kiln_buffer_view_export(view.handle.get(), &memory);
+  }
+  check(status);
+  auto exported = std::make_unique<ExportedTensor>();
+  exported->view = view.handle;
+  size_t rank = kiln_buffer_view_rank(view.handle.get());
+  const int64_t* shape = kiln_buffer_view_shape(view.handle.get());
+  exported->shape.assign(shape, shape + rank);
+  if (memory.type != KILN_EXTERNAL_MEMORY_HOST) {
+    int64_t value = stream.is_none() ? 1 : stream.cast<int64_t>();
+    exported->waitStream = value != -1;
+    exported->stream = uint64_t(value);
+  }
+  kiln_device_external_info_t info = {};
+  check(kiln_device_query_external_info(
+      kiln_buffer_view_device(view.handle.get()), &info));
+  DLTensor& tensor = exported->managed.dl_tensor;
+  tensor.data = memory.data;
+  tensor.device.device_type = DLDeviceType(dlpackDeviceType(memory.type));
+  tensor.device.device_id =
+      memory.type == KILN_EXTERNAL_MEMORY_HOST ? 0 : info.device_ordinal;
+  tensor.ndim = int32_t(rank);
+  tensor.dtype = dlpackTypeOf(kiln_buffer_view_element_type(view.handle.get()));
+  tensor.shape = exported->shape.data();
+  tensor.strides = nullptr;  // dense row-major
+  tensor.byte_offset = 0;
+  exported->managed.manager_ctx = exported.get();
+  exported->managed.deleter = deleteExported;
+  PyObject* capsule =
+      PyCapsule_New(&exported->managed, "dltensor", destroyExportCapsule);
+  if (!capsule) throw py::error_already_set();
+  exported.release();
+  return py::reinterpret_steal<py::capsule>(capsule);
+}
+
+// (DLPack device type, ordinal) of |view|'s memory.
+py::tuple viewDlpackDevice(const View& view) {
+  kiln_device_external_info_t info = {};
+  check(kiln_device_query_external_info(
+      kiln_buffer_view_device(view.handle.get()), &info));
+  return py::make_tuple(dlpackDeviceType(info.memory_type),
+                        info.device_ordinal);
+}
+
 // Where installed driver plugins live (kiln_plugin_directory), or "".
 std::string pluginDirectory() {
   size_t length = kiln_plugin_directory(nullptr, 0);
@@ -344,11 +683,23 @@ PYBIND11_MODULE(_runtime, m) {
       .def("create_device", &Instance::createDevice);
   py::class_<Device>(m, "Device")
       .def_property_readonly("uri", &deviceUri)
-      .def("trim", [](const Device& d) { check(kiln_device_trim(d.handle.get())); })
+      .def("trim",
+           [](const Device& d) { check(kiln_device_trim(d.handle.get())); })
       .def("upload", &upload)
-      .def("load_module_file", &loadModuleFile)
-      .def("load_module_bytes", &loadModuleBytes)
-      .def("create_fence", &createFence);
+      .def("load_module_file", &loadModuleFile, py::arg("path"),
+           py::arg("parameters") = nullptr)
+      .def("load_module_bytes", &loadModuleBytes, py::arg("data"),
+           py::arg("parameters") = nullptr)
+      .def("create_fence", &createFence)
+      .def("dlpack_device", &deviceDlpackDevice)
+      .def("dlpack_stream", &deviceDlpackStream)
+      .def("import_dlpack", &importDlpack, py::arg("capsule"),
+           py::arg("element_type"));
+  py::class_<Parameters>(m, "Parameters")
+      .def(py::init<>())
+      .def("add_archive_file", &Parameters::addArchiveFile)
+      .def("add_tensor", &Parameters::addTensor)
+      .def("__len__", &Parameters::count);
   py::class_<Module>(m, "Module")
       .def_property_readonly("name", &Module::name)
       .def("function_names", &Module::functionNames)
@@ -367,7 +718,9 @@ PYBIND11_MODULE(_runtime, m) {
       .def_property_readonly("element_type", &View::elementType)
       .def_property_readonly("shape", &View::shape)
       .def_property_readonly("byte_length", &View::byteLength)
-      .def("read", &View::read);
+      .def("read", &View::read)
+      .def("export_dlpack", &exportDlpack, py::arg("stream").none(true))
+      .def("dlpack_device", &viewDlpackDevice);
   py::class_<Fence>(m, "Fence")
       .def("wait", &Fence::wait, py::arg("timeout_ns"))
       .def("query", &Fence::query)

@@ -6,7 +6,9 @@
 // Version 2: the file ends in an integrity trailer (module_trailer.h).
 // Version 3: functions may hold symmetric windows (Function.windows) and
 // commands may bind them (BufferSpace WindowData/WindowSignals/WindowPeers).
-#define KILN_MODULE_VERSION 3u
+// Version 4: rodata segments may be load-time parameters (Rodata.parameter:
+// a name and a tensor type, no data).
+#define KILN_MODULE_VERSION 4u
 
 // ExecutableVariant.format of host shared objects following host_abi.h.
 #define KILN_HOST_FORMAT "elf-so-v1"

@@ -41,6 +41,7 @@ static const kiln_hal_buffer_vtable_t buffer_vtable = {
     buffer_destroy,
     buffer_map_range,
     buffer_unmap_range,
+    /*export_memory=*/NULL,  // optional: addresses stay private
 };
 
 bool sample_buffer_isa(const kiln_hal_buffer_t* buffer) {
@@ -177,6 +178,7 @@ static kiln_status_t allocator_allocate_buffer(
 static const kiln_hal_allocator_vtable_t allocator_vtable = {
     allocator_destroy,
     allocator_allocate_buffer,
+    /*import_buffer=*/NULL,  // optional: no external memory
 };
 
 void sample_allocator_initialize(sample_allocator_t* allocator) {

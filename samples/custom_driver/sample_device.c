@@ -490,6 +490,8 @@ static const kiln_hal_device_vtable_t device_vtable = {
     /*query_memory_stats=*/NULL,  // optional: no buffer cache
     /*trim=*/NULL,
     /*queue_execute_profiled=*/NULL,  // optional: no command timing
+    /*query_external_info=*/NULL,     // optional: no memory sharing
+    /*wait_external_stream=*/NULL,
 };
 
 kiln_status_t sample_device_create(kiln_hal_driver_t* driver, uint32_t ordinal,

@@ -38,6 +38,9 @@ struct Fixture {
   kiln_instance_t* instance = nullptr;
   kiln_device_t* device = nullptr;
   std::vector<uint8_t> kernels;  // the trusted host kernel library
+  // Load-time parameter "bias" (2x3xf32) of the parameter seed
+  // (kiln_make_test_module --parameters), given to every load.
+  kiln_parameters_t* parameters = nullptr;
 };
 
 Fixture& GetFixture() {
@@ -48,6 +51,16 @@ Fixture& GetFixture() {
     kiln_status_t status = kiln_instance_create(&options, &f->instance);
     if (kiln_status_is_ok(status)) {
       status = kiln_device_create(f->instance, "local", &f->device);
+    }
+    if (kiln_status_is_ok(status)) {
+      status = kiln_parameters_create(&f->parameters);
+    }
+    if (kiln_status_is_ok(status)) {
+      const float bias[6] = {1, 2, 3, 4, 5, 6};
+      const int64_t shape[2] = {2, 3};
+      status = kiln_parameters_add_tensor(f->parameters, "bias",
+                                          KILN_ELEMENT_TYPE_F32, shape, 2,
+                                          bias, sizeof(bias));
     }
     if (!kiln_status_is_ok(status)) {
       fprintf(stderr, "module_fuzzer: no local device: %s\n",
@@ -161,8 +174,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes =
       WithTrustedNativeCode(image->module(), fixture.kernels);
   kiln_module_t* module = nullptr;
-  status = kiln_module_load_memory(fixture.device, bytes.data(), bytes.size(),
-                                   &module);
+  status = kiln_module_load_memory_with_parameters(
+      fixture.device, bytes.data(), bytes.size(), fixture.parameters, &module);
   if (!kiln_status_is_ok(status)) {
     Free(status);
     return 0;

@@ -1,5 +1,6 @@
-"""Tests of kiln.torch: PyTorch modules traced with torch.fx, compiled by
-Kiln and run on `local`, against PyTorch's own results."""
+"""Tests of kiln.torch: PyTorch modules traced with torch.fx (TorchTest)
+and to ATen ops (AtenTest: make_fx on torch 1.13, torch.export on torch 2),
+compiled by Kiln and run on `local`, against PyTorch's own results."""
 
 import unittest
 
@@ -176,15 +177,28 @@ if torch is not None:
             both = torch.cat([e, extra], dim=-1)            # 2x5x10
             return both.mean(dim=1), torch.sum(both), both.sum(dim=(0, 2))
 
+    class AtenOps(torch.nn.Module):
+        """Ops only tracer="aten" takes: clamp / hardtanh / leaky_relu,
+        comparisons and where, masked_fill, casts, var (decomposed),
+        x - alpha * y, 1 - x, slicing by aten.slice / select."""
+
+        def forward(self, x, y):
+            a = F.hardtanh(x, -0.5, 0.5) + F.leaky_relu(y, 0.2)
+            b = torch.where(x > y, a, torch.clamp(y, min=0.1))
+            c = b.masked_fill(x < -1.0, 3.0) - (x.var(-1, unbiased=False, keepdim=True))
+            d = torch.sub(c, y, alpha=2.0) + (1 - x)
+            e = (x > 0).float() * 2.0 + x.double().sum(0).float() + x.var(0)
+            return d[:, 1:5], e[2], x.unsqueeze(0).squeeze(0).t()
+
 
 
 # The models above need torch only (the GPU machine's run imports them).
 @unittest.skipIf(torch is None or kiln is None,
                  "torch or kiln.compiler is not available")
 class TorchTest(unittest.TestCase):
-    def check(self, model, inputs, atol=1e-5):
+    def check(self, model, inputs, atol=1e-5, tracer=None):
         model = model.eval()
-        compiled = kiln.torch.compile(model, inputs)
+        compiled = kiln.torch.compile(model, inputs, tracer=tracer)
         with torch.no_grad():
             expected = model(*inputs)
         got = compiled(*inputs)
@@ -212,6 +226,31 @@ class TorchTest(unittest.TestCase):
         x = torch.randn(8, 64)
         with torch.no_grad():
             torch.testing.assert_close(compiled(x), model(x), atol=1e-5, rtol=1e-4)
+
+    def test_tensors_in_place(self):
+        class Scale(torch.nn.Module):
+            def forward(self, x, flags):
+                return x * 2, torch.logical_not(flags)
+
+        # The aten front end has logical_not (make_fx here, torch.export on 2.x).
+        compiled = kiln.torch.compile(Scale(), (torch.randn(4, 8),
+                                                torch.zeros(4, 8, dtype=torch.bool)),
+                                      tracer="aten")
+        # Outputs are torch tensors over the Kiln device's memory (DLPack):
+        # two calls give two live results.
+        x = torch.randn(8, 4).t()  # strided: copied into a dense tensor first
+        flags = torch.rand(4, 8) > 0.5
+        y, not_flags = compiled(x, flags)
+        y2, _ = compiled(x + 1, flags)
+        torch.testing.assert_close(y, x * 2)
+        torch.testing.assert_close(y2, (x + 1) * 2)
+        self.assertTrue(torch.equal(not_flags, ~flags))
+        self.assertEqual(y.device.type, "cpu")
+        # The output's memory is Kiln's: the DeviceArray underneath exports
+        # the same address.
+        out = compiled.function.call(x.contiguous(), flags, outputs="device")[0]
+        self.assertEqual(torch.from_dlpack(out).data_ptr(),
+                         torch.from_dlpack(out).data_ptr())
 
     def test_parameters_in_an_archive(self):
         import os
@@ -412,6 +451,127 @@ class TorchTest(unittest.TestCase):
     def test_wrong_number_of_example_inputs(self):
         with self.assertRaisesRegex(kiln.torch.UnsupportedOpError, "takes 2 inputs"):
             kiln.torch.export(Mixed(), (torch.randn(12, 12),))
+
+
+@unittest.skipIf(torch is None or kiln is None,
+                 "torch or kiln.compiler is not available")
+class AtenTest(unittest.TestCase):
+    """tracer="aten": the models above as ATen graphs, written with the fx
+    front end's helpers."""
+
+    check = TorchTest.check
+
+    def aten(self, model, inputs, atol=1e-5):
+        return self.check(model, inputs, atol, tracer="aten")
+
+    def test_mlp_is_the_fx_program(self):
+        # t + addmm on a weight is the fx front end's linear: the same
+        # program, parameter arguments named by the state_dict.
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
+                                    torch.nn.Dropout(0.1), torch.nn.Linear(128, 10),
+                                    torch.nn.Softmax(dim=-1))
+        compiled = self.aten(model, (torch.randn(8, 64),))
+        self.assertIn('func.func @main(%arg0: tensor<8x64xf32>, %p0: tensor<128x64xf32> '
+                      '{kiln.parameter = "0.weight"}', compiled.mlir)
+        self.assertNotIn("linalg.transpose", compiled.mlir)
+        self.assertEqual(compiled.mlir, kiln.torch.compile(model, (torch.randn(8, 64),),
+                                                           tracer="fx").mlir)
+
+    def test_cnn(self):
+        # Batch norm from its running statistics (state_dict names, not the
+        # fx front end's folded scale and shift); num_batches_tracked, unused,
+        # is no argument.
+        torch.manual_seed(4)
+        model = SmallCNN()
+        bn = model.features[1]
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        compiled = self.aten(model, (torch.randn(2, 3, 16, 16),), atol=2e-5)
+        self.assertIn('{kiln.parameter = "features.1.running_var"}', compiled.mlir)
+        self.assertNotIn("num_batches_tracked", compiled.mlir)
+        self.assertIn("linalg.pooling_nchw_max", compiled.mlir)
+        torch.manual_seed(11)
+        grouped = torch.nn.Sequential(
+            torch.nn.Conv2d(8, 12, 3, padding=1, groups=4), torch.nn.ReLU(),
+            torch.nn.Conv2d(12, 12, 3, stride=2, groups=12, bias=False))
+        self.aten(grouped, (torch.randn(2, 8, 9, 9),), atol=2e-5)
+
+    def test_conv2d_f16(self):
+        # torch 1.13 has no f16 convolution on the CPU: make_fx traces on
+        # fake tensors instead.
+        import copy
+        model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1),
+                                    torch.nn.ReLU()).half()
+        x = torch.randn(2, 8, 12, 12).half()
+        got = kiln.torch.compile(model, (x,), tracer="aten")(x)
+        ref = copy.deepcopy(model).float()(x.float())
+        torch.testing.assert_close(got.float(), ref, atol=2e-2, rtol=1e-2)
+
+    def test_attention_block(self):
+        torch.manual_seed(1)
+        self.aten(Attention(), (torch.randn(2, 16, 32),), atol=2e-5)
+
+    def test_two_layer_transformer_encoder(self):
+        torch.manual_seed(6)
+        self.aten(Encoder(), (torch.randn(2, 16, 32),), atol=5e-5)
+
+    def test_scaled_dot_product_attention(self):
+        # torch 2: aten.scaled_dot_product_attention kept whole, the fused
+        # chain; torch 1.13: the stand-in's ATen ops (a causal mask by
+        # ones + triu, evaluated at trace time into a constant).
+        torch.manual_seed(0)
+        for options in ({}, {"is_causal": True}, {"scale": 0.5}):
+            with self.subTest(**options):
+                compiled = self.aten(SdpaAttention(**options), (torch.randn(2, 64, 32),))
+                self.assertEqual(compiled.mlir.count("math.exp"), 1)
+        self.aten(WindowedSdpa(), (torch.randn(2, 64, 32),), atol=2e-5)
+
+        class Masked(torch.nn.Module):
+            def forward(self, q, k, v, mask):
+                return scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+        torch.manual_seed(5)
+        q, k, v = (torch.randn(2, 3, 8, 16) for _ in range(3))
+        keep = torch.rand(8, 8) > 0.3
+        keep[:, 0] = True
+        self.aten(Masked(), (q, k, v, keep), atol=2e-5)
+
+    def test_rms_norm(self):
+        torch.manual_seed(8)
+        self.aten(RMSNorm(), (torch.randn(4, 8, 32),), atol=2e-5)
+
+    def test_elementwise_broadcasting_and_two_outputs(self):
+        torch.manual_seed(2)
+        self.aten(Mixed(), (torch.randn(12, 12), torch.randn(12)))
+
+    def test_embedding_cat_and_reductions(self):
+        torch.manual_seed(5)
+        tokens = torch.tensor([[1, 4, 19, 0, 7], [3, 3, 12, 5, 8]])
+        self.aten(Embed(), (tokens, torch.randn(2, 5, 4)), atol=2e-5)
+
+    def test_activations_casts_and_selects(self):
+        torch.manual_seed(9)
+        self.aten(AtenOps(), (torch.randn(6, 8), torch.randn(6, 8)))
+
+    def test_unsupported_op_names_aten_op_and_line(self):
+        class Cumsum(torch.nn.Module):
+            def forward(self, x):
+                return torch.cumsum(x, 0)
+        with self.assertRaises(kiln.torch.UnsupportedOpError) as caught:
+            kiln.torch.export(Cumsum(), (torch.randn(4),), tracer="aten")
+        self.assertRegex(str(caught.exception),
+                         r"unsupported op aten\.cumsum\.default at File .*test_torch\.py.*"
+                         r"return torch\.cumsum\(x, 0\)")
+        # An nn.Module's op: the line in torch that called it.
+        upsample = torch.nn.Sequential(torch.nn.Upsample(scale_factor=2))
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError,
+                                    r"unsupported op aten\.upsample_nearest2d"):
+            kiln.torch.export(upsample, (torch.randn(1, 4, 8, 8),), tracer="aten")
+        with self.assertRaisesRegex(kiln.torch.UnsupportedOpError, "takes 2 inputs"):
+            kiln.torch.export(Mixed(), (torch.randn(12, 12),), tracer="aten")
+        with self.assertRaisesRegex(ValueError, "tracer must be"):
+            kiln.torch.export(Mixed(), (torch.randn(12, 12),), tracer="jit")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ const char kUsage[] =
     "  --input=VALUE      one per function input, in order, as for kiln-run:\n"
     "                     SHAPExTYPE=VALUES, a splat (4xf32=1.5), a scalar\n"
     "                     (f32=2) or @file.npy\n"
+    "  --parameters=FILE  a parameter archive (safetensors or .npz) of a\n"
+    "                     module compiled with --parameter-mode=load\n"
+    "                     (repeatable)\n"
     "  --warmup=N         untimed calls first (default: 3)\n"
     "  --warmup-ms=T      and keep warming up until T ms have passed (GPU\n"
     "                     clocks ramp up after idling; default 0)\n"
@@ -102,6 +105,7 @@ struct Options {
   std::string device = "local";
   std::vector<std::string> plugins;
   std::vector<std::string> inputs;
+  std::vector<std::string> parameter_files;
   long warmup = 3;
   long warmup_ms = 0;
   long iterations = 20;
@@ -132,6 +136,8 @@ int ParseOptions(int argc, char** argv, Options* options) {
       options->plugins.push_back(value);
     } else if (value_of("--input", &value)) {
       options->inputs.push_back(value);
+    } else if (value_of("--parameters", &value)) {
+      options->parameter_files.push_back(value);
     } else if (value_of("--warmup-ms", &value)) {
       if (!ParseCount(value, &options->warmup_ms)) {
         return Fail("invalid --warmup-ms '" + value +
@@ -187,10 +193,12 @@ struct Session {
   kiln_instance_t* instance = nullptr;
   kiln_device_t* device = nullptr;
   kiln_module_t* module = nullptr;
+  kiln_parameters_t* parameters = nullptr;
   std::vector<kiln_buffer_view_t*> inputs;
   ~Session() {
     for (kiln_buffer_view_t* view : inputs) kiln_buffer_view_release(view);
     kiln_module_release(module);
+    kiln_parameters_release(parameters);
     kiln_device_release(device);
     kiln_instance_release(instance);
   }
@@ -332,8 +340,18 @@ int Main(int argc, char** argv) {
   status = kiln_device_create(session.instance, options.device.c_str(),
                               &session.device);
   if (!kiln_status_is_ok(status)) return FailStatus(status, "");
-  status = kiln_module_load_file(session.device, options.module_path.c_str(),
-                                 &session.module);
+  if (!options.parameter_files.empty()) {
+    status = kiln_parameters_create(&session.parameters);
+    if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    for (const std::string& file : options.parameter_files) {
+      status =
+          kiln_parameters_add_archive_file(session.parameters, file.c_str());
+      if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    }
+  }
+  status = kiln_module_load_file_with_parameters(
+      session.device, options.module_path.c_str(), session.parameters,
+      &session.module);
   if (!kiln_status_is_ok(status)) return FailStatus(status, "");
 
   kiln_function_t* function = nullptr;

@@ -122,6 +122,15 @@ static cl::opt<std::string> parametersFile(
              "function arguments marked {kiln.parameter = \"name\"} stand "
              "for; they become read-only data of the module"),
     cl::value_desc("FILE.safetensors|FILE.npz"), cl::cat(kilnCategory));
+static cl::opt<std::string> parameterMode(
+    "parameter-mode",
+    cl::desc("When kiln.parameter arguments get their tensors: 'compile' "
+             "(default: from --parameters, into the module) or 'load' (the "
+             "module names them and the runtime reads them when it loads "
+             "the module: kiln-run --parameters=FILE; --parameters is then "
+             "only checked against them)"),
+    cl::value_desc("compile|load"), cl::init("compile"),
+    cl::cat(kilnCategory));
 static cl::opt<std::string>
     moduleName("module-name",
                cl::desc("Name stored in the module (default: input stem)"),
@@ -152,6 +161,7 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
       std::to_string(collectiveKernelMaxBytes));
   add(dumpIntermediates, "dump-intermediates", dumpIntermediates);
   add(parametersFile, "parameters", parametersFile);
+  add(parameterMode, "parameter-mode", parameterMode);
   kiln::CompileOptions options;
   std::string error;
   if (failed(kiln::parseCompileFlags(flags, options, error))) {

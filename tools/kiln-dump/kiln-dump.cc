@@ -270,10 +270,16 @@ void PrintJson(const Module& module, size_t size) {
   if (const auto* rodata = module.rodata()) {
     for (uint32_t r = 0; r < rodata->size(); ++r) {
       const Rodata* entry = rodata->Get(r);
-      std::printf("%s\n  {\"name\": %s, \"bytes\": %u, \"alignment\": %u}",
+      std::printf("%s\n  {\"name\": %s, \"bytes\": %u, \"alignment\": %u",
                   r ? "," : "", Json(entry->name()).c_str(),
                   entry->data() ? entry->data()->size() : 0,
                   entry->alignment());
+      if (const ParameterRef* parameter = entry->parameter()) {
+        std::printf(", \"parameter\": %s, \"type\": %s",
+                    Json(parameter->name()).c_str(),
+                    Json(TypeString(parameter->type())).c_str());
+      }
+      std::printf("}");
     }
   }
   std::printf("]}\n");
@@ -438,13 +444,19 @@ int Main(int argc, char** argv) {
   if (rodata) {
     uint32_t r = 0;
     for (const Rodata* entry : *rodata) {
+      if (const ParameterRef* parameter = entry->parameter()) {
+        std::printf("  %u: %s load-time parameter '%s' %s, alignment %u\n", r++,
+                    str(entry->name()).c_str(), parameter->name()->c_str(),
+                    TypeString(parameter->type()).c_str(), entry->alignment());
+        continue;
+      }
       uint64_t size = entry->data() ? entry->data()->size() : 0;
       total += size;
       std::printf("  %u: %s %" PRIu64 " bytes, alignment %u\n", r++,
                   str(entry->name()).c_str(), size, entry->alignment());
     }
   }
-  std::printf("  total: %" PRIu64 " bytes\n", total);
+  std::printf("  total: %" PRIu64 " bytes (in the module)\n", total);
   return 0;
 }
 

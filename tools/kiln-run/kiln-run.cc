@@ -7,21 +7,22 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdarg>
 #include <condition_variable>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "kiln/version.h"
 #include "kiln/runtime.h"
-#include "tooling/flags.h"
+#include "kiln/version.h"
 #include "tooling/compare.h"
+#include "tooling/flags.h"
 #include "tooling/host_tensor.h"
 #include "tooling/npy.h"
 #include "tooling/values.h"
@@ -50,6 +51,10 @@ const char kUsage[] =
     "                          SHAPExTYPE=VALUES (2x3xf32=1,2,3,4,5,6), a "
     "splat\n"
     "                          (4xf32=1.5), a scalar (f32=2) or @file.npy\n"
+    "  --parameters=FILE       a parameter archive (safetensors or .npz)\n"
+    "                          holding the tensors of a module compiled with\n"
+    "                          --parameter-mode=load (repeatable; every\n"
+    "                          tensor name may appear in one archive only)\n"
     "  --output=@FILE.npy      save output i (one flag per output, in order;\n"
     "                          '-' prints that output instead)\n"
     "  --expected-output=VALUE check output i against VALUE (one per output,\n"
@@ -148,6 +153,9 @@ struct Options {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<std::string> expected;
+  std::vector<std::string> parameter_files;
+  // The archives of |parameter_files|, read once and given to every load.
+  std::shared_ptr<kiln_parameters_t> parameters;
   bool has_atol = false, has_rtol = false;
   double atol = 0, rtol = 0;
   uint64_t print_max_elements = 1024;
@@ -235,6 +243,8 @@ int ParseOptions(int argc, char** argv, Options* options) {
       options->outputs.push_back(value);
     } else if (value_of("--expected-output", &value)) {
       options->expected.push_back(value);
+    } else if (value_of("--parameters", &value)) {
+      options->parameter_files.push_back(value);
     } else if (value_of("--atol", &value)) {
       if (!ParseDouble(value, &options->atol)) {
         return Fail("invalid --atol '%s' (expected a non-negative number)",
@@ -365,8 +375,9 @@ struct Loaded {
 // error message, empty on success.
 std::string LoadFunction(const Options& options, kiln_device_t* device,
                          Loaded* loaded) {
-  kiln_status_t status = kiln_module_load_file(
-      device, options.module_path.c_str(), &loaded->module);
+  kiln_status_t status = kiln_module_load_file_with_parameters(
+      device, options.module_path.c_str(), options.parameters.get(),
+      &loaded->module);
   if (!kiln_status_is_ok(status)) return TakeMessage(status, "");
   if (options.list_functions) return "";
   if (options.function.empty()) {
@@ -847,6 +858,16 @@ int Main(int argc, char** argv) {
   if (parsed >= 0) return parsed;
   parsed = ApplyLauncherEnvironment(&options);
   if (parsed >= 0) return parsed;
+  if (!options.parameter_files.empty()) {
+    kiln_parameters_t* parameters = nullptr;
+    kiln_status_t status = kiln_parameters_create(&parameters);
+    if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    options.parameters.reset(parameters, kiln_parameters_release);
+    for (const std::string& file : options.parameter_files) {
+      status = kiln_parameters_add_archive_file(parameters, file.c_str());
+      if (!kiln_status_is_ok(status)) return FailStatus(status, "");
+    }
+  }
 
   // First load the module on the first device (local://0 for local URIs,
   // whose meaning depends on the function) to learn whether the function is

@@ -207,6 +207,8 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                    input.compiledAllReduce =
                                        collectiveKernelMaxBytes > 0;
                                    input.parametersFile = options.parametersFile;
+                                   input.loadTimeParameters =
+                                       options.loadTimeParameters;
                                    buildKilnInputPipeline(pm, input);
                                  })) ||
         failed(compiler.runPhase("dispatch-creation",
@@ -359,6 +361,16 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
         return failure();
       }
       options.collectiveKernelMaxBytes = bytes;
+    } else if (name == "parameter-mode") {
+      if (!needValue())
+        return failure();
+      if (value != "compile" && value != "load") {
+        error = ("--parameter-mode must be 'compile' or 'load', not '" + value +
+                 "'")
+                    .str();
+        return failure();
+      }
+      options.loadTimeParameters = value == "load";
     } else if (name == "host-opt-level") {
       if (!needValue() ||
           failed(parseLevel(name, value, options.host.optLevel, error)))
@@ -370,7 +382,7 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
                "--cuda-layout-fragments, --gpu-opt-level, "
                "--host-cpu, --host-features, --host-opt-level, "
                "--collective-kernel-max-bytes, --module-name, "
-               "--dump-intermediates, --parameters)")
+               "--dump-intermediates, --parameters, --parameter-mode)")
                   .str();
       return failure();
     }

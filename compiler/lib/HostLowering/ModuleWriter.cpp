@@ -246,8 +246,18 @@ LogicalResult ModuleWriter::addRodata(RodataOp rodata) {
   auto entry = std::make_unique<fb::RodataT>();
   entry->name = rodata.getSymName().str();
   entry->alignment = rodata.getAlignment();
-  if (failed(getConstantBytes(rodata.getLoc(), rodata.getValue(), entry->data)))
+  if (std::optional<StringRef> parameter = rodata.getParameter()) {
+    // A load-time parameter: its name and type, no bytes.
+    auto type = getTensorType(rodata.getLoc(), rodata.getTensorType());
+    if (failed(type))
+      return failure();
+    entry->parameter = std::make_unique<fb::ParameterRefT>();
+    entry->parameter->name = parameter->str();
+    entry->parameter->type = std::move(*type);
+  } else if (failed(getConstantBytes(rodata.getLoc(), rodata.getValueAttr(),
+                                     entry->data))) {
     return failure();
+  }
   result.rodata.push_back(std::move(entry));
   return success();
 }

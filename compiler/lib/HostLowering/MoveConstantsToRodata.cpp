@@ -2,7 +2,10 @@
 //
 // Constants that kernels read (weights) are uploaded once per device when the
 // module loads instead of being rebuilt per call; this pass makes them module
-// symbols so that memory planning can refer to them as rodata buffers.
+// symbols so that memory planning can refer to them as rodata buffers. Load-
+// time parameters (arguments still marked kiln.parameter, which
+// kiln-bind-parameters left unbound) become segments that name the parameter
+// instead of holding its bytes.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/HostLowering/Passes.h"
@@ -11,7 +14,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_MOVECONSTANTSTORODATAPASS
@@ -22,6 +27,23 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+
+// True for the element types a module can hold (kiln.schema.ElementType).
+bool isModuleElementType(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth());
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+}
+
+// A fresh symbol name `<func>_<kind>_<n>`.
+std::string freshName(SymbolTable &symbols, func::FuncOp func, StringRef kind,
+                      unsigned &count) {
+  std::string name;
+  do {
+    name = (func.getSymName() + "_" + kind + "_" + Twine(count++)).str();
+  } while (symbols.lookup(name));
+  return name;
+}
 
 struct MoveConstantsToRodataPass
     : kiln::impl::MoveConstantsToRodataPassBase<MoveConstantsToRodataPass> {
@@ -38,6 +60,8 @@ struct MoveConstantsToRodataPass
     // Attributes are uniqued, so equal constants map to one segment.
     llvm::DenseMap<Attribute, RodataOp> segments;
     OpBuilder builder(&getContext());
+    if (failed(moveParameters(module, symbols, builder)))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       unsigned count = 0;
       func.walk([&](arith::ConstantOp constant) {
@@ -53,13 +77,11 @@ struct MoveConstantsToRodataPass
         RodataOp &segment = segments[value];
         if (!segment) {
           builder.setInsertionPoint(func);
-          std::string name;
-          do {
-            name = (func.getSymName() + "_rodata_" + Twine(count++)).str();
-          } while (symbols.lookup(name));
-          segment = RodataOp::create(builder, constant.getLoc(),
-                                     builder.getStringAttr(name), value,
-                                     builder.getI64IntegerAttr(alignment));
+          std::string name = freshName(symbols, func, "rodata", count);
+          segment = RodataOp::create(
+              builder, constant.getLoc(), builder.getStringAttr(name), value,
+              /*parameter=*/nullptr, /*parameter_type=*/nullptr,
+              builder.getI64IntegerAttr(alignment));
           symbols.insert(segment);
         }
         builder.setInsertionPoint(constant);
@@ -70,6 +92,71 @@ struct MoveConstantsToRodataPass
         constant.erase();
       });
     }
+  }
+
+  // Every function argument marked {kiln.parameter = "name"} becomes a
+  // kiln.rodata_ref of a segment naming parameter "name"; functions that
+  // name the same parameter share its segment (and must agree on its type).
+  LogicalResult moveParameters(ModuleOp module, SymbolTable &symbols,
+                               OpBuilder &builder) {
+    llvm::StringMap<std::pair<RodataOp, BlockArgument>> segments;
+    bool failedAny = false;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      unsigned count = 0;
+      llvm::BitVector erase(func.getNumArguments());
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        auto name = func.getArgAttrOfType<StringAttr>(i, kParameterAttrName);
+        if (!name)
+          continue;
+        BlockArgument argument = func.getArgument(i);
+        auto report = [&]() {
+          failedAny = true;
+          return emitError(argument.getLoc())
+                 << "argument " << i << " of @" << func.getSymName()
+                 << " (load-time parameter '" << name.getValue() << "'): ";
+        };
+        auto type = dyn_cast<RankedTensorType>(argument.getType());
+        if (!type || !type.hasStaticShape() ||
+            !isModuleElementType(type.getElementType())) {
+          report() << "a parameter must be a static-shape tensor of "
+                      "i1..i64 or f16/bf16/f32/f64, not "
+                   << argument.getType();
+          continue;
+        }
+        if (name.getValue().empty()) {
+          report() << "the parameter name is empty";
+          continue;
+        }
+        auto &[segment, first] = segments[name.getValue()];
+        if (!segment) {
+          builder.setInsertionPoint(func);
+          segment =
+              RodataOp::create(builder, argument.getLoc(),
+                               builder.getStringAttr(freshName(
+                                   symbols, func, "parameter", count)),
+                               /*value=*/nullptr, name, TypeAttr::get(type),
+                               builder.getI64IntegerAttr(alignment));
+          symbols.insert(segment);
+          first = argument;
+        } else if (segment.getTensorType() != type) {
+          auto owner = cast<func::FuncOp>(first.getOwner()->getParentOp());
+          report() << "its type " << type << " differs from "
+                   << segment.getTensorType() << " of argument "
+                   << first.getArgNumber() << " of @" << owner.getSymName();
+          continue;
+        }
+        builder.setInsertionPointToStart(&func.front());
+        auto ref = RodataRefOp::create(builder, argument.getLoc(), type,
+                                       segment.getSymName());
+        argument.replaceAllUsesWith(ref.getResult());
+        erase.set(i);
+      }
+      if (failed(func.eraseArguments(erase)))
+        failedAny = true;
+    }
+    return failure(failedAny);
   }
 };
 

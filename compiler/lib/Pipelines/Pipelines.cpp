@@ -19,6 +19,7 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
   // Parameters from the archive first: the program is then whole.
   BindParametersPassOptions parameters;
   parameters.parametersFile = options.parametersFile;
+  parameters.loadTime = options.loadTimeParameters;
   pm.addPass(createBindParametersPass(parameters));
   // Sharding annotations (if any) become per-rank functions with explicit
   // collectives; everything else is then checked first, so that errors point

@@ -239,6 +239,8 @@ int32_t kiln_device_collective_world_size(const kiln_device_t* device);
 // program recorded once for replay by every call.
 
 typedef struct kiln_module_t kiln_module_t;
+// Named tensors given when a module is loaded (Parameters below).
+typedef struct kiln_parameters_t kiln_parameters_t;
 // A function of a module; borrowed from the module (valid while it lives).
 typedef struct kiln_function_t kiln_function_t;
 
@@ -257,6 +259,22 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_module_load_file(
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_module_load_memory(kiln_device_t* device, const void* data, size_t size,
                         kiln_module_t** out_module);
+// A module compiled with load-time parameters (kiln-compile
+// --parameter-mode=load) names tensors it does not hold; loading it without
+// parameters is FAILED_PRECONDITION naming the first one. These load it with
+// |parameters| (see Parameters below; NULL is the same as the plain loads):
+// each parameter the module names is looked up by name and uploaded to the
+// device with the module's other read-only data. NOT_FOUND names a parameter
+// that |parameters| lacks and lists what it has; INVALID_ARGUMENT names a
+// parameter whose element type or shape differs from the module's (expected
+// and found). Tensors the module does not name are ignored. |parameters| is
+// only read during the call (it may be released or reused afterwards).
+KILN_MUST_USE_RESULT kiln_status_t kiln_module_load_file_with_parameters(
+    kiln_device_t* device, const char* path,
+    const kiln_parameters_t* parameters, kiln_module_t** out_module);
+KILN_MUST_USE_RESULT kiln_status_t kiln_module_load_memory_with_parameters(
+    kiln_device_t* device, const void* data, size_t size,
+    const kiln_parameters_t* parameters, kiln_module_t** out_module);
 void kiln_module_retain(kiln_module_t* module);
 void kiln_module_release(kiln_module_t* module);
 
@@ -292,6 +310,50 @@ int32_t kiln_function_world_size(const kiln_function_t* function);
 // Writes "(2x3xf32, f32) -> (2x3xf32)" like snprintf.
 size_t kiln_function_format_signature(
     const kiln_function_t* function, char* buffer, size_t capacity);
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+// Weights outside the module: a set of named host tensors that
+// kiln_module_load_*_with_parameters binds to the module's load-time
+// parameters. Tensors come from parameter archives (safetensors files, or
+// numpy .npz archives as np.savez / np.savez_compressed write them) and from
+// host memory. The set holds copies of everything added (an archive is read
+// whole when added), so callers may free their buffers after each call.
+// Archives are untrusted input: a malformed one is an error of the add,
+// never a crash. Every name may be given once across the set.
+//
+// Ownership: reference counted (create returns the first reference).
+// Thread-safety: adds must not race with each other or with loads; a set
+// that is no longer changed may be used by loads on many threads at once.
+
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_parameters_create(kiln_parameters_t** out_parameters);
+void kiln_parameters_retain(kiln_parameters_t* parameters);
+void kiln_parameters_release(kiln_parameters_t* parameters);
+// Reads the archive at |path| (a safetensors or .npz regular file, told apart
+// by content) and adds its tensors. NOT_FOUND / PERMISSION_DENIED /
+// INVALID_ARGUMENT when the file cannot be read; DATA_LOSS naming the file
+// and what is wrong for a malformed archive (bad header, offsets outside the
+// file, CRC mismatch, Fortran order, ...); ALREADY_EXISTS for a tensor name
+// the set already has. On error the set is unchanged.
+KILN_MUST_USE_RESULT kiln_status_t kiln_parameters_add_archive_file(
+    kiln_parameters_t* parameters, const char* path);
+// The same for an archive of |size| bytes at |data| (copied), called |name|
+// in messages.
+KILN_MUST_USE_RESULT kiln_status_t kiln_parameters_add_archive_memory(
+    kiln_parameters_t* parameters, const void* data, size_t size,
+    const char* name);
+// Adds tensor |name|: |element_type|, |shape| (|rank| dimensions) and its
+// dense row-major bytes, |byte_length| of them at |data| (copied).
+// INVALID_ARGUMENT for an empty name, a bad type or a byte length other than
+// the type's; ALREADY_EXISTS for a name the set has.
+KILN_MUST_USE_RESULT kiln_status_t kiln_parameters_add_tensor(
+    kiln_parameters_t* parameters, const char* name,
+    kiln_element_type_t element_type, const int64_t* shape, size_t rank,
+    const void* data, size_t byte_length);
+// The number of tensors in the set (0 for NULL).
+size_t kiln_parameters_count(const kiln_parameters_t* parameters);
 
 //===----------------------------------------------------------------------===//
 // Buffer views
@@ -335,6 +397,84 @@ kiln_device_t* kiln_buffer_view_device(
 // that call's failure if it failed.
 KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_read(
     const kiln_buffer_view_t* view, void* data, size_t data_length);
+
+// External memory (zero-copy exchange, e.g. DLPack) --------------------------
+// A view can use memory that another library owns (a PyTorch tensor on the
+// same GPU, a numpy array for the local device) in place, and another
+// library can use a view's memory in place.
+
+// Where memory lives (DLPack's device types kDLCPU, kDLCUDA, kDLROCM).
+typedef enum kiln_external_memory_type_e {
+  // Host memory of this process: what local devices compute on.
+  KILN_EXTERNAL_MEMORY_HOST = 1,
+  // Device memory of a CUDA GPU (hip devices on NVIDIA).
+  KILN_EXTERNAL_MEMORY_CUDA = 2,
+  // Device memory of a ROCm GPU (hip devices on AMD).
+  KILN_EXTERNAL_MEMORY_ROCM = 3,
+} kiln_external_memory_type_t;
+
+typedef struct kiln_external_memory_t {
+  kiln_external_memory_type_t type;
+  // The tensor's first byte, 16-byte aligned (kernels read with 16-byte
+  // accesses), dense row-major.
+  void* data;
+  uint64_t byte_length;
+  // Called exactly once when the runtime no longer uses the memory: after
+  // the last view over it is released and every call that used it completed;
+  // on any thread (often a driver thread), so it must not wait for the
+  // device. NULL for none. Never called when the import fails.
+  void (*release)(void* user_data);
+  void* user_data;
+} kiln_external_memory_t;
+
+// Creates a view over |memory| on |device| without copying: the tensor's
+// bytes (element size x element count) must be |memory|'s byte_length, and
+// the memory of the type the device computes on
+// (kiln_device_query_external_info). Calls read inputs in place, so the
+// owner must not write the memory while a call that takes the view may run;
+// the owner's pending writes must be ordered before the device's work (on
+// GPUs: make the device's stream wait for them). INVALID_ARGUMENT for a bad
+// type, length or alignment, another memory type, or device memory of
+// another GPU; UNIMPLEMENTED when |device|'s driver shares no memory.
+KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_import(
+    kiln_device_t* device, kiln_element_type_t element_type, size_t rank,
+    const int64_t* shape, const kiln_external_memory_t* memory,
+    kiln_buffer_view_t** out_view);
+
+// The memory behind |view| for another library to use in place: its type,
+// address and byte length (|release| and |user_data| are set to NULL). Waits
+// first for the call that produced the view, if any (its failure is
+// returned). The memory stays valid while the caller holds a reference to
+// the view; the caller must not write it while calls that take the view may
+// run, and must have finished using it (on GPUs: synchronized its streams,
+// kiln_device_wait_external_stream) before releasing the view, since the
+// device reuses the memory at once. UNIMPLEMENTED for drivers that do not
+// expose addresses.
+KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_export(
+    kiln_buffer_view_t* view, kiln_external_memory_t* out_memory);
+
+// What sharing memory with |device| takes: the memory type and GPU ordinal
+// of its buffers (DLPack's __dlpack_device__), and the GPU runtime stream its
+// work runs on (hip: a hipStream_t on AMD, a CUstream on NVIDIA, as an
+// integer; 0 for local devices, whose work needs no ordering beyond the
+// caller's program order): DLPack's __dlpack__(stream=) value for a producer
+// to order its writes before the device's reads. UNIMPLEMENTED for drivers
+// that share no memory.
+typedef struct kiln_device_external_info_t {
+  kiln_external_memory_type_t memory_type;
+  int32_t device_ordinal;
+  uint64_t stream;
+} kiln_device_external_info_t;
+KILN_MUST_USE_RESULT kiln_status_t kiln_device_query_external_info(
+    kiln_device_t* device, kiln_device_external_info_t* out_info);
+
+// Blocks until the work enqueued so far on |stream| (a stream of the same GPU
+// runtime and device; DLPack's values: 1 the legacy default stream, 2 the
+// per-thread default stream on NVIDIA) completed: how a consumer of exported
+// memory is finished with it before the view is released. UNIMPLEMENTED for
+// devices without streams.
+KILN_MUST_USE_RESULT kiln_status_t
+kiln_device_wait_external_stream(kiln_device_t* device, uint64_t stream);
 
 //===----------------------------------------------------------------------===//
 // Fences

@@ -253,4 +253,34 @@ kiln_status_t kiln_device_trim(kiln_device_t* device) {
   return status;
 }
 
+kiln_status_t kiln_device_query_external_info(
+    kiln_device_t* device, kiln_device_external_info_t* out_info) {
+  if (!device || !out_info)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_device_query_external_info: device and "
+                            "out_info are required");
+  kiln_hal_device_external_info_t info = {};
+  kiln_status_t status =
+      kiln_hal_device_query_external_info(device->device.get(), &info);
+  *out_info = kiln_device_external_info_t{
+      kiln::api::ToExternalMemoryType(info.memory_type), info.device_ordinal,
+      info.stream};
+  if (!kiln_status_is_ok(status))
+    return kiln_status_annotate(status, "device '%s'", device->uri.c_str());
+  return status;
+}
+
+kiln_status_t kiln_device_wait_external_stream(kiln_device_t* device,
+                                               uint64_t stream) {
+  if (!device)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "kiln_device_wait_external_stream: device is "
+                            "NULL");
+  kiln_status_t status =
+      kiln_hal_device_wait_external_stream(device->device.get(), stream);
+  if (!kiln_status_is_ok(status))
+    return kiln_status_annotate(status, "device '%s'", device->uri.c_str());
+  return status;
+}
+
 }  // extern "C"

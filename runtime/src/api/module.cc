@@ -14,13 +14,19 @@ using kiln::module::TensorLayout;
 
 kiln_status_t FinishLoad(kiln_device_t* device,
                          std::shared_ptr<const kiln::module::ModuleImage> image,
+                         const kiln_parameters_t* parameters,
                          kiln_module_t** out_module) {
+  // Parameters first: a missing one is the caller's error, found before any
+  // collective work (channel splits) starts.
+  std::vector<kiln::module::RodataBytes> rodata;
+  KILN_RETURN_IF_ERROR(kiln::module::ResolveRodata(
+      *image, parameters ? &parameters->set : nullptr, &rodata));
   std::vector<kiln::module::FunctionChannels> channels;
   KILN_RETURN_IF_ERROR(
       kiln::api::ResolveModuleChannels(device, *image, &channels));
   std::unique_ptr<kiln::module::ModuleExecutor> executor;
   KILN_RETURN_IF_ERROR(kiln::module::ModuleExecutor::Create(
-      image, device->device.get(), channels, &executor));
+      image, device->device.get(), channels, rodata, &executor));
   kiln_module_t* module = new kiln_module_t();
   kiln_device_retain(device);
   module->device = device;
@@ -116,8 +122,9 @@ kiln_status_t CheckCallArguments(kiln_function_t* function, size_t input_count,
 
 extern "C" {
 
-kiln_status_t kiln_module_load_file(kiln_device_t* device, const char* path,
-                                    kiln_module_t** out_module) {
+kiln_status_t kiln_module_load_file_with_parameters(
+    kiln_device_t* device, const char* path,
+    const kiln_parameters_t* parameters, kiln_module_t** out_module) {
   if (!device || !path || !out_module) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "kiln_module_load_file: device, path and "
@@ -126,11 +133,18 @@ kiln_status_t kiln_module_load_file(kiln_device_t* device, const char* path,
   *out_module = nullptr;
   std::shared_ptr<const kiln::module::ModuleImage> image;
   KILN_RETURN_IF_ERROR(kiln::module::ModuleImage::CreateFromFile(path, &image));
-  return FinishLoad(device, std::move(image), out_module);
+  return FinishLoad(device, std::move(image), parameters, out_module);
 }
 
-kiln_status_t kiln_module_load_memory(kiln_device_t* device, const void* data,
-                                      size_t size, kiln_module_t** out_module) {
+kiln_status_t kiln_module_load_file(kiln_device_t* device, const char* path,
+                                    kiln_module_t** out_module) {
+  return kiln_module_load_file_with_parameters(device, path, nullptr,
+                                               out_module);
+}
+
+kiln_status_t kiln_module_load_memory_with_parameters(
+    kiln_device_t* device, const void* data, size_t size,
+    const kiln_parameters_t* parameters, kiln_module_t** out_module) {
   if (!device || !out_module) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
                             "kiln_module_load_memory: device and out_module "
@@ -140,7 +154,13 @@ kiln_status_t kiln_module_load_memory(kiln_device_t* device, const void* data,
   std::shared_ptr<const kiln::module::ModuleImage> image;
   KILN_RETURN_IF_ERROR(kiln::module::ModuleImage::CreateFromMemory(
       data, size, "<memory>", &image));
-  return FinishLoad(device, std::move(image), out_module);
+  return FinishLoad(device, std::move(image), parameters, out_module);
+}
+
+kiln_status_t kiln_module_load_memory(kiln_device_t* device, const void* data,
+                                      size_t size, kiln_module_t** out_module) {
+  return kiln_module_load_memory_with_parameters(device, data, size, nullptr,
+                                                 out_module);
 }
 
 void kiln_module_retain(kiln_module_t* module) {

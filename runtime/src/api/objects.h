@@ -22,6 +22,7 @@
 #include "module/executor.h"
 #include "module/hal_ptr.h"
 #include "module/module_image.h"
+#include "module/parameter_set.h"
 
 struct kiln_instance_t {
   std::atomic<int32_t> ref_count{1};
@@ -84,6 +85,13 @@ struct kiln_module_t {
   std::vector<kiln_function_t> functions;
 };
 
+// Unlike other handles, a parameter set changes while tensors are added
+// (see kiln/runtime.h for the threading rules).
+struct kiln_parameters_t {
+  std::atomic<int32_t> ref_count{1};
+  kiln::module::ParameterSet set;
+};
+
 struct kiln_buffer_view_t {
   std::atomic<int32_t> ref_count{1};
   kiln_device_t* device = nullptr;  // retained
@@ -107,6 +115,29 @@ struct kiln_fence_t {
 
 namespace kiln {
 namespace api {
+
+// Checks a tensor type given to the C API (|what| names the entry point) and
+// computes its element count and byte size.
+kiln_status_t CheckTensorType(const char* what,
+                              kiln_element_type_t element_type, size_t rank,
+                              const int64_t* shape, uint64_t* element_count,
+                              uint64_t* byte_length);
+
+// The C API's and the HAL's external memory types (same values, separate
+// enums so that the HAL's can grow without the C API's).
+static_assert(
+    int(KILN_EXTERNAL_MEMORY_HOST) == int(KILN_HAL_EXTERNAL_MEMORY_HOST) &&
+        int(KILN_EXTERNAL_MEMORY_CUDA) == int(KILN_HAL_EXTERNAL_MEMORY_CUDA) &&
+        int(KILN_EXTERNAL_MEMORY_ROCM) == int(KILN_HAL_EXTERNAL_MEMORY_ROCM),
+    "external memory types differ");
+inline kiln_external_memory_type_t ToExternalMemoryType(
+    kiln_hal_external_memory_type_t type) {
+  return static_cast<kiln_external_memory_type_t>(type);
+}
+inline kiln_hal_external_memory_type_t ToHalExternalMemoryType(
+    kiln_external_memory_type_t type) {
+  return static_cast<kiln_hal_external_memory_type_t>(type);
+}
 
 // Creates a view over |buffer| (reference taken) on |device|.
 kiln_buffer_view_t* WrapBuffer(kiln_device_t* device, kiln_hal_buffer_t* buffer,

@@ -427,7 +427,29 @@ kiln_status_t kiln_hal_device_trim(kiln_hal_device_t* device) {
   return vtable->trim(device);
 }
 
+kiln_status_t kiln_hal_device_query_external_info(
+    kiln_hal_device_t* device, kiln_hal_device_external_info_t* out_info) {
+  KILN_CHECK_ARG(out_info);
+  *out_info = kiln_hal_device_external_info_t{};
+  KILN_CHECK_ARG(device);
+  const kiln_hal_device_vtable_t* vtable = KILN_VTABLE(device, device);
+  if (!vtable->query_external_info)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the %s driver shares no memory", __func__,
+                            device->driver_name);
+  return vtable->query_external_info(device, out_info);
+}
 
+kiln_status_t kiln_hal_device_wait_external_stream(kiln_hal_device_t* device,
+                                                   uint64_t stream) {
+  KILN_CHECK_ARG(device);
+  const kiln_hal_device_vtable_t* vtable = KILN_VTABLE(device, device);
+  if (!vtable->wait_external_stream)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the %s driver runs no platform streams",
+                            __func__, device->driver_name);
+  return vtable->wait_external_stream(device, stream);
+}
 
 kiln_status_t kiln_hal_device_queue_flush(kiln_hal_device_t* device,
                                           kiln_hal_queue_affinity_t affinity) {
@@ -456,6 +478,60 @@ kiln_status_t kiln_hal_allocator_allocate_buffer(
                             (unsigned long long)params->min_alignment);
   return KILN_VTABLE(allocator, allocator)
       ->allocate_buffer(allocator, params, size, out_buffer);
+}
+
+kiln_status_t kiln_hal_allocator_import_buffer(
+    kiln_hal_allocator_t* allocator, const kiln_hal_buffer_params_t* params,
+    const kiln_hal_external_memory_t* memory,
+    const kiln_hal_external_release_t* release,
+    kiln_hal_buffer_t** out_buffer) {
+  KILN_CHECK_ARG(out_buffer);
+  *out_buffer = nullptr;
+  KILN_CHECK_ARG(allocator);
+  KILN_CHECK_ARG(params);
+  KILN_CHECK_ARG(memory);
+  KILN_CHECK_ARG(release);
+  if (memory->type != KILN_HAL_EXTERNAL_MEMORY_HOST &&
+      memory->type != KILN_HAL_EXTERNAL_MEMORY_CUDA &&
+      memory->type != KILN_HAL_EXTERNAL_MEMORY_ROCM)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: unknown external memory type %d", __func__,
+                            (int)memory->type);
+  if (!memory->data || memory->byte_length == 0)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: external memory needs an address and a "
+                            "length (got %p, %llu bytes)",
+                            __func__, memory->data,
+                            (unsigned long long)memory->byte_length);
+  if (reinterpret_cast<uintptr_t>(memory->data) %
+      KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "%s: external memory at %p is not %u-byte aligned "
+                            "(kernels read bindings with %u-byte accesses)",
+                            __func__, memory->data,
+                            KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT,
+                            KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT);
+  const kiln_hal_allocator_vtable_t* vtable = KILN_VTABLE(allocator, allocator);
+  if (!vtable->import_buffer)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the device's driver cannot use external "
+                            "memory",
+                            __func__);
+  return vtable->import_buffer(allocator, params, memory, release, out_buffer);
+}
+
+kiln_status_t kiln_hal_buffer_export_memory(
+    kiln_hal_buffer_t* buffer, kiln_hal_external_memory_t* out_memory) {
+  KILN_CHECK_ARG(out_memory);
+  *out_memory = kiln_hal_external_memory_t{};
+  KILN_CHECK_ARG(buffer);
+  const kiln_hal_buffer_vtable_t* vtable = KILN_VTABLE(buffer, buffer);
+  if (!vtable->export_memory)
+    return kiln_make_status(KILN_STATUS_UNIMPLEMENTED,
+                            "%s: the buffer's driver does not expose memory "
+                            "addresses",
+                            __func__);
+  return vtable->export_memory(buffer, out_memory);
 }
 
 kiln_device_size_t kiln_hal_buffer_byte_length(const kiln_hal_buffer_t* buffer) {

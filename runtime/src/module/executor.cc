@@ -15,10 +15,11 @@ using namespace kiln::schema;  // NOLINT: schema names are the vocabulary here
 
 ModuleExecutor::~ModuleExecutor() = default;
 
-kiln_status_t ModuleExecutor::Create(std::shared_ptr<const ModuleImage> image,
-                                     kiln_hal_device_t* device,
-                                     const std::vector<FunctionChannels>& channels,
-                                     std::unique_ptr<ModuleExecutor>* out) {
+kiln_status_t ModuleExecutor::Create(
+    std::shared_ptr<const ModuleImage> image, kiln_hal_device_t* device,
+    const std::vector<FunctionChannels>& channels,
+    const std::vector<RodataBytes>& rodata,
+    std::unique_ptr<ModuleExecutor>* out) {
   out->reset();
   if (!image || !device) {
     return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
@@ -35,7 +36,7 @@ kiln_status_t ModuleExecutor::Create(std::shared_ptr<const ModuleImage> image,
   kiln_hal_device_retain(device);
   executor->device_.reset(device);
   KILN_RETURN_IF_ERROR(executor->PrepareExecutables());
-  KILN_RETURN_IF_ERROR(executor->UploadRodata());
+  KILN_RETURN_IF_ERROR(executor->UploadRodata(rodata));
   const auto& layouts = executor->image_->functions();
   for (size_t f = 0; f < layouts.size(); ++f) {
     const FunctionLayout& layout = layouts[f];
@@ -142,18 +143,34 @@ kiln_status_t ModuleExecutor::PrepareExecutables() {
   return kiln_ok_status();
 }
 
-kiln_status_t ModuleExecutor::UploadRodata() {
+kiln_status_t ModuleExecutor::UploadRodata(
+    const std::vector<RodataBytes>& bytes) {
   const auto* rodata = image_->module().rodata();
   if (!rodata) return kiln_ok_status();
-  for (const Rodata* entry : *rodata) {
-    uint64_t size = entry->data() ? entry->data()->size() : 0;
+  if (bytes.size() != rodata->size()) {
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "module executor got the bytes of %zu rodata "
+                            "segments; module '%s' has %u",
+                            bytes.size(), image_->source().c_str(),
+                            rodata->size());
+  }
+  for (uint32_t i = 0; i < rodata->size(); ++i) {
+    const Rodata* entry = rodata->Get(i);
     kiln_hal_buffer_t* buffer = nullptr;
-    KILN_RETURN_IF_ERROR(AllocateTensorBuffer(device_.get(), size,
+    KILN_RETURN_IF_ERROR(AllocateTensorBuffer(device_.get(), bytes[i].size,
                                               entry->alignment(), &buffer));
     rodata_.emplace_back(buffer);
-    if (size != 0) {
-      KILN_RETURN_IF_ERROR(WriteBufferFromHost(device_.get(), buffer, 0,
-                                               entry->data()->data(), size));
+    if (bytes[i].size != 0) {
+      kiln_status_t status = WriteBufferFromHost(device_.get(), buffer, 0,
+                                                 bytes[i].data, bytes[i].size);
+      if (!kiln_status_is_ok(status) && entry->parameter()) {
+        return kiln_status_annotate(status,
+                                    "while uploading parameter '%s' "
+                                    "of module '%s'",
+                                    entry->parameter()->name()->c_str(),
+                                    image_->source().c_str());
+      }
+      KILN_RETURN_IF_ERROR(status);
     }
   }
   return kiln_ok_status();

@@ -5,7 +5,9 @@
 //     (can_prepare_format answers "cuda:sm_90"-style targets too) is
 //     preferred; otherwise the first variant whose format the device can
 //     prepare (none: INCOMPATIBLE listing the variants' targets);
-//   - each rodata segment is uploaded into a device buffer;
+//   - each rodata segment is uploaded into a device buffer (the module's
+//     bytes, or a load-time parameter's, resolved by the caller:
+//     parameter_set.h);
 //   - each function's command program is recorded into a REUSABLE command
 //     buffer whose commands reference binding-table slots for the per-call
 //     buffers: slot i = input i, slot n_in + j = output j, slot
@@ -38,6 +40,7 @@
 #include "kiln/hal/hal.h"
 #include "module/hal_ptr.h"
 #include "module/module_image.h"
+#include "module/parameter_set.h"
 
 namespace kiln {
 namespace module {
@@ -54,10 +57,13 @@ struct FunctionChannels {
 class ModuleExecutor {
  public:
   // |channels| has one entry per function of the image, or is empty when the
-  // device takes part in no collective group.
+  // device takes part in no collective group. |rodata| holds the bytes of
+  // each of the image's rodata segments (ResolveRodata), read only during
+  // Create.
   static kiln_status_t Create(std::shared_ptr<const ModuleImage> image,
                               kiln_hal_device_t* device,
                               const std::vector<FunctionChannels>& channels,
+                              const std::vector<RodataBytes>& rodata,
                               std::unique_ptr<ModuleExecutor>* out);
   ~ModuleExecutor();
 
@@ -108,7 +114,7 @@ class ModuleExecutor {
 
   ModuleExecutor() = default;
   kiln_status_t PrepareExecutables();
-  kiln_status_t UploadRodata();
+  kiln_status_t UploadRodata(const std::vector<RodataBytes>& rodata);
   kiln_status_t RecordFunction(const FunctionLayout& layout,
                                const FunctionChannels* channels,
                                RecordedFunction* out);

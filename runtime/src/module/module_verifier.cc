@@ -73,7 +73,11 @@ class ModuleChecker {
           return Error("rodata %u has alignment %u (expected a power of two "
                        "up to %u)", i, alignment, kMaxAlignment);
         }
-        rodata_sizes.push_back(entry->data() ? entry->data()->size() : 0);
+        uint64_t size = entry->data() ? entry->data()->size() : 0;
+        if (const ParameterRef* parameter = entry->parameter()) {
+          KILN_RETURN_IF_ERROR(CheckParameter(i, *entry, *parameter, &size));
+        }
+        rodata_sizes.push_back(size);
       }
     }
     rodata_sizes_ = std::move(rodata_sizes);
@@ -196,6 +200,50 @@ class ModuleChecker {
                        sizes->size());
         }
       }
+    }
+    return kiln_ok_status();
+  }
+
+  // A load-time parameter: a non-empty name without NUL, a valid tensor
+  // type (its dense size is the segment's size) and no data of its own.
+  kiln_status_t CheckParameter(uint32_t index, const Rodata& entry,
+                               const ParameterRef& parameter, uint64_t* size) {
+    const flatbuffers::String* name = parameter.name();
+    if (name->size() == 0 ||
+        std::memchr(name->c_str(), '\0', name->size()) != nullptr) {
+      return Error(
+          "rodata %u is a parameter with an empty name or one "
+          "holding a NUL byte",
+          index);
+    }
+    if (entry.data() && entry.data()->size() != 0) {
+      return Error(
+          "rodata %u is parameter '%s' but also holds %u bytes of "
+          "data",
+          index, name->c_str(), entry.data()->size());
+    }
+    const TensorType* type = parameter.type();
+    if (!IsValidElementType(type->element_type())) {
+      return Error("rodata %u (parameter '%s') has invalid element type %u",
+                   index, name->c_str(),
+                   static_cast<unsigned>(type->element_type()));
+    }
+    const auto* shape = type->shape();
+    size_t rank = shape ? shape->size() : 0;
+    if (!IsAligned(shape) || rank > kMaxRank) {
+      return Error(
+          "rodata %u (parameter '%s') has a misaligned shape or rank "
+          "%zu (at most %zu)",
+          index, name->c_str(), rank, kMaxRank);
+    }
+    uint64_t count = 0;
+    if (!ComputeTensorByteSize(ElementTypeByteSize(type->element_type()),
+                               shape ? shape->data() : nullptr, rank, &count,
+                               size)) {
+      return Error(
+          "rodata %u (parameter '%s') has a negative dimension or a "
+          "size beyond %" PRIu64 " bytes",
+          index, name->c_str(), kMaxByteSize);
     }
     return kiln_ok_status();
   }

@@ -6,7 +6,9 @@
 // executable/export/rodata/input/output/channel indices are in range, every
 // BufferRef lies within its space, tensor sizes do not overflow, every
 // element type is valid, every channel's grid is positive, bounded and shared
-// by the function's channels with distinct in-range axes, and every
+// by the function's channels with distinct in-range axes, every load-time
+// parameter (Rodata.parameter) has a non-empty name, a valid type whose size
+// is its segment's, and no data of its own, and every
 // collective's send/recv ranges have exactly the bytes its op moves, and
 // every dispatch runs at least one and at most as many workgroups as the
 // largest of its bindings has bytes. Thread-safe (pure function).

@@ -199,3 +199,27 @@ func.func @window_workgroups(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<15
   kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(5) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<15xi64>, memref<5xi64>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'kiln.rodata' op holds either a value or a load-time parameter}}
+kiln.rodata @both parameter "w" : tensor<2xf32> {alignment = 64 : i64} dense<[1.0, 2.0]> : tensor<2xf32>
+
+// -----
+
+// expected-error @+1 {{'kiln.rodata' op holds either a value or a load-time parameter}}
+kiln.rodata @neither {alignment = 64 : i64}
+
+// -----
+
+// expected-error @+1 {{'kiln.rodata' op parameter name is empty}}
+kiln.rodata @empty parameter "" : tensor<2xf32> {alignment = 64 : i64}
+
+// -----
+
+kiln.rodata @p parameter "w" : tensor<2xf32> {alignment = 64 : i64}
+func.func @wrong_parameter_type() -> tensor<3xf32> {
+  // expected-error @+1 {{type 'tensor<3xf32>' differs from the rodata's type 'tensor<2xf32>'}}
+  %w = kiln.rodata_ref @p : tensor<3xf32>
+  return %w : tensor<3xf32>
+}

@@ -3,6 +3,7 @@
 // Every Kiln op and #kiln.buffer round-trip through the printer and parser.
 // CHECK-LABEL: kiln.executable @k {
 // CHECK:       kiln.rodata @w {alignment = 64 : i64} dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-NEXT:  kiln.rodata @param parameter "w" : tensor<2x3xf32> {alignment = 64 : i64}
 // CHECK-LABEL: kiln.program @p : (tensor<2xf32>) -> tensor<2xf32> transient_size(64) {
 // CHECK-NEXT:    kiln.cmd.fill <transient[0], offset = 0, length = 8> pattern(0 : i32)
 // CHECK-NEXT:    kiln.cmd.barrier
@@ -19,6 +20,7 @@ kiln.executable @k {
   }
 }
 kiln.rodata @w {alignment = 64 : i64} dense<[1.0, 2.0]> : tensor<2xf32>
+kiln.rodata @param parameter "w" : tensor<2x3xf32> {alignment = 64 : i64}
 kiln.program @p : (tensor<2xf32>) -> tensor<2xf32> transient_size(64) {
   kiln.cmd.fill <transient[0], offset = 0, length = 8> pattern(0 : i32)
   kiln.cmd.barrier

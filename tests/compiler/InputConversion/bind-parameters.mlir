@@ -49,7 +49,7 @@ func.func @bool(%a: tensor<2xi1> {kiln.parameter = "w"}) -> tensor<2xi1> {
 // BAD: bad.mlir:4:18: error: argument 0 of @dtype (parameter 'w'): the archive holds F32 data, the argument is f16
 // BAD: bad.mlir:7:18: error: argument 0 of @shape (parameter 'w'): the archive's tensor has shape [2x3], the argument 3x2
 // BAD: bad.mlir:10:17: error: argument 0 of @bool (parameter 'w'): the archive holds F32 data, the argument is i1 (no safetensors dtype)
-// NOFILE: error: argument 1 of @main (parameter 'w'): no parameter archive was given (kiln-compile --parameters=FILE.safetensors or FILE.npz)
+// NOFILE: error: argument 1 of @main (parameter 'w'): no parameter archive was given (kiln-compile --parameters=FILE.safetensors or FILE.npz, or --parameter-mode=load to give it when the module is loaded)
 // MISSING: error: argument 1 of @main (parameter 'w'): cannot read parameter archive '{{.*}}missing.safetensors': No such file or directory
 // CUT: error: argument 1 of @main (parameter 'w'): parameter archive '{{.*}}cut.safetensors' is not a valid safetensors file: its header length ({{[0-9]+}}) runs past the end of the file
 // GARBAGE: error: argument 1 of @main (parameter 'w'): parameter archive '{{.*}}garbage.safetensors' is not a valid safetensors file: its header length ({{[0-9]+}}) runs past the end of the file

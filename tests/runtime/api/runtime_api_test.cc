@@ -2,11 +2,12 @@
 // C) on the local device, call its functions and check the numbers, and
 // check the errors users get for bad inputs.
 #include <dlfcn.h>
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -302,6 +303,103 @@ TEST_F(RuntimeApiTest, FillWithoutInputs) {
   EXPECT_EQ(Take(kiln_buffer_view_read(output, values, 8)).code,
             KILN_STATUS_INVALID_ARGUMENT);
   kiln_buffer_view_release(output);
+}
+
+void CountRelease(void* user_data) {
+  static_cast<std::atomic<int>*>(user_data)->fetch_add(1);
+}
+
+TEST_F(RuntimeApiTest, ImportedHostMemoryIsReadInPlaceAndReleasedAfterUse) {
+  alignas(64) float a[6] = {1, 2, 3, 4, 5, 6};
+  alignas(64) float b[6] = {10, 20, 30, 40, 50, 60};
+  std::atomic<int> released{0};
+  int64_t shape[2] = {2, 3};
+  kiln_external_memory_t memory = {KILN_EXTERNAL_MEMORY_HOST, a, sizeof(a),
+                                   CountRelease, &released};
+  kiln_buffer_view_t* inputs[2] = {nullptr, nullptr};
+  ASSERT_OK(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32, 2, shape,
+                                    &memory, &inputs[0]));
+  memory.data = b;
+  ASSERT_OK(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32, 2, shape,
+                                    &memory, &inputs[1]));
+  // In place: a write to the owner's memory before the call is what it reads.
+  a[0] = 100;
+  kiln_fence_t* gate = nullptr;
+  ASSERT_OK(kiln_fence_create(device_, &gate));
+  kiln_buffer_view_t* output = nullptr;
+  ASSERT_OK(kiln_function_call_async(Lookup("add"), 2, inputs, gate, nullptr, 1,
+                                     &output));
+  // The views go, but the queued call still holds the memory.
+  kiln_buffer_view_release(inputs[0]);
+  kiln_buffer_view_release(inputs[1]);
+  EXPECT_EQ(released.load(), 0);
+  ASSERT_OK(kiln_fence_signal(gate));
+  EXPECT_EQ(ReadF32(output), (std::vector<float>{110, 22, 33, 44, 55, 66}));
+  for (int i = 0; i < 3000 && released.load() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(released.load(), 2);
+
+  // An output handed out in place: the same bytes, valid while the view
+  // lives.
+  kiln_external_memory_t exported = {};
+  ASSERT_OK(kiln_buffer_view_export(output, &exported));
+  EXPECT_EQ(exported.type, KILN_EXTERNAL_MEMORY_HOST);
+  EXPECT_EQ(exported.byte_length, 6 * sizeof(float));
+  EXPECT_EQ(exported.release, nullptr);
+  ASSERT_NE(exported.data, nullptr);
+  EXPECT_EQ(static_cast<float*>(exported.data)[5], 66.0f);
+  kiln_device_external_info_t info = {};
+  ASSERT_OK(kiln_device_query_external_info(device_, &info));
+  EXPECT_EQ(info.memory_type, KILN_EXTERNAL_MEMORY_HOST);
+  EXPECT_EQ(info.stream, 0u);
+  EXPECT_EQ(Take(kiln_device_wait_external_stream(device_, 1)).code,
+            KILN_STATUS_UNIMPLEMENTED);
+  kiln_buffer_view_release(output);
+  kiln_fence_release(gate);
+}
+
+TEST_F(RuntimeApiTest, BadImportsAreErrorsThatKeepTheMemory) {
+  alignas(64) float data[8] = {};
+  std::atomic<int> released{0};
+  int64_t shape[1] = {6};
+  kiln_external_memory_t memory = {KILN_EXTERNAL_MEMORY_HOST, data,
+                                   sizeof(data), CountRelease, &released};
+  kiln_buffer_view_t* view = nullptr;
+  StatusInfo info = Take(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32,
+                                                 1, shape, &memory, &view));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("6xf32 tensor has 24 bytes, the external "
+                              "memory 32"),
+            std::string::npos)
+      << info.message;
+  memory.byte_length = 24;
+  memory.data = reinterpret_cast<char*>(data) + 4;
+  info = Take(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32, 1, shape,
+                                      &memory, &view));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("not 16-byte aligned"), std::string::npos)
+      << info.message;
+  memory.data = data;
+  memory.type = KILN_EXTERNAL_MEMORY_CUDA;
+  info = Take(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32, 1, shape,
+                                      &memory, &view));
+  EXPECT_EQ(info.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(info.message.find("local"), std::string::npos) << info.message;
+  memory.type = KILN_EXTERNAL_MEMORY_HOST;
+  EXPECT_EQ(Take(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_INVALID, 1,
+                                         shape, &memory, &view))
+                .code,
+            KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(view, nullptr);
+  EXPECT_EQ(released.load(), 0);
+  // An empty tensor shares nothing: its memory is released at once.
+  int64_t empty[1] = {0};
+  memory.byte_length = 0;
+  ASSERT_OK(kiln_buffer_view_import(device_, KILN_ELEMENT_TYPE_F32, 1, empty,
+                                    &memory, &view));
+  EXPECT_EQ(released.load(), 1);
+  EXPECT_EQ(kiln_buffer_view_element_count(view), 0u);
+  kiln_buffer_view_release(view);
 }
 
 TEST_F(RuntimeApiTest, AsyncCallWaitsForItsFence) {

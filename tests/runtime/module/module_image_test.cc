@@ -333,6 +333,58 @@ TEST(ModuleImageTest, BadTypesAndShapesAreRejected) {
   EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
 }
 
+LoadResult LoadParameterModified(void (*modify)(ModuleT*)) {
+  auto module = testing::BuildParameterTestModule();
+  modify(module.get());
+  return Load(testing::Serialize(*module));
+}
+
+TEST(ModuleImageTest, ParameterRodataIsChecked) {
+  // A parameter's size is its type's: add_bias's 24-byte reads fit.
+  LoadResult result = LoadParameterModified([](ModuleT*) {});
+  EXPECT_EQ(result.code, KILN_STATUS_OK) << result.message;
+  result = LoadParameterModified([](ModuleT* m) {
+    m->rodata[0]->parameter->type->shape = {2, 2};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("outside its Rodata 0 of 16 bytes"),
+            std::string::npos)
+      << result.message;
+  result = LoadParameterModified(
+      [](ModuleT* m) { m->rodata[0]->parameter->name.clear(); });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("rodata 0 is a parameter with an empty name"),
+            std::string::npos)
+      << result.message;
+  result = LoadParameterModified([](ModuleT* m) {
+    m->rodata[0]->parameter->name = std::string("a\0b", 3);
+  });
+  EXPECT_NE(result.message.find("NUL"), std::string::npos) << result.message;
+  result = LoadParameterModified(
+      [](ModuleT* m) { m->rodata[0]->data.assign(24, 0); });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("is parameter 'bias' but also holds 24 bytes"),
+            std::string::npos)
+      << result.message;
+  result = LoadParameterModified([](ModuleT* m) {
+    m->rodata[0]->parameter->type->element_type = ElementType::Invalid;
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("(parameter 'bias') has invalid element type"),
+            std::string::npos)
+      << result.message;
+  result = LoadParameterModified([](ModuleT* m) {
+    m->rodata[0]->parameter->type->shape = {int64_t{1} << 40, -1};
+  });
+  EXPECT_EQ(result.code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(result.message.find("negative dimension"), std::string::npos)
+      << result.message;
+  result = LoadParameterModified(
+      [](ModuleT* m) { m->rodata[0]->parameter->type->shape.assign(17, 1); });
+  EXPECT_NE(result.message.find("rank 17"), std::string::npos)
+      << result.message;
+}
+
 TEST(ModuleImageTest, WorkgroupCountNeedsThreeEntries) {
   LoadResult result = LoadModified([](ModuleT* m) {
     m->executables[0]->variants[1]->exports[0]->workgroup_count = {4, 1};

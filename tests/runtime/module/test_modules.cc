@@ -288,6 +288,18 @@ std::vector<uint8_t> Reseal(std::vector<uint8_t> file) {
   return Seal(std::move(file));
 }
 
+std::unique_ptr<ModuleT> BuildParameterTestModule() {
+  std::unique_ptr<ModuleT> module = BuildTestModule();
+  RodataT& bias = *module->rodata[0];
+  bias.data.clear();
+  bias.parameter = std::make_unique<ParameterRefT>();
+  bias.parameter->name = "bias";
+  bias.parameter->type = std::make_unique<TensorTypeT>();
+  bias.parameter->type->element_type = ElementType::F32;
+  bias.parameter->type->shape = {2, 3};
+  return module;
+}
+
 std::vector<uint8_t> TestModuleBytes() { return Serialize(*BuildTestModule()); }
 
 }  // namespace testing

@@ -33,6 +33,10 @@ std::vector<uint8_t> TestKernelBinary();
 
 // The standard test module (see above), as an object tree to tweak.
 std::unique_ptr<schema::ModuleT> BuildTestModule();
+// The standard test module whose rodata "bias" is load-time parameter
+// "bias" (2x3xf32; module version 4) instead of data: add_bias adds the
+// tensor given when the module is loaded.
+std::unique_ptr<schema::ModuleT> BuildParameterTestModule();
 // An SPMD test module for a grid of N = product(grid) ranks (module
 // "kiln_spmd"); every collective runs over channel 0, the whole grid:
 //   all_reduce(4xf32) -> 4xf32                  sum

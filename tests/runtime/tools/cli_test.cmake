@@ -118,7 +118,7 @@ expect(expected_count 1 "error: function 'add' has 1 outputs but 2 --expected-ou
 expect(unknown_flag 1 "error: unknown option '--bogus'" ${RUN} --bogus)
 
 # kiln-dump
-expect(dump 0 "module: kiln_test.*version: 3.*add\\(2x3xf32, 2x3xf32\\) -> \\(2x3xf32\\).*transient: 64 bytes.*variant rocm:gfx942: format hsaco, binary 4 bytes.*variant host:x86_64: format elf-so-v1.*export 0: add_f32 workgroup count 4x1x1.*rodata \\(1\\).*bias 24 bytes"
+expect(dump 0 "module: kiln_test.*version: 4.*add\\(2x3xf32, 2x3xf32\\) -> \\(2x3xf32\\).*transient: 64 bytes.*variant rocm:gfx942: format hsaco, binary 4 bytes.*variant host:x86_64: format elf-so-v1.*export 0: add_f32 workgroup count 4x1x1.*rodata \\(1\\).*bias 24 bytes"
   ${KILN_DUMP} ${MODULE})
 expect(dump_commands 0 "copy input0\\[0, \\+24\\) -> transient\\[32, \\+24\\).*barrier.*bindings: transient\\[32, \\+24\\) rodata0\\[0, \\+24\\) output0\\[0, \\+24\\).*fill output0\\[0, \\+16\\) pattern 0x00000007"
   ${KILN_DUMP} ${MODULE} --commands)

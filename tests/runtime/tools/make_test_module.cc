@@ -1,10 +1,12 @@
 // Writes a test module (tests/runtime/module/test_modules.h) to the path
 // given as the first argument; the CLI tests run the tools on it. Without
 // options it is the standard module; --spmd=GRID (e.g. 2 or 2x3) writes the
-// SPMD module for that grid. --fuzz-seed replaces the host kernel library by
-// a 4-byte placeholder: the seeds of tests/fuzz/corpus/module (the module
-// harness swaps the real library back in), small enough to mutate well,
-// and written without the integrity trailer (the harness seals each input).
+// SPMD module for that grid; --parameters writes the module whose rodata is
+// a load-time parameter (BuildParameterTestModule). --fuzz-seed replaces the
+// host kernel library by a 4-byte placeholder: the seeds of
+// tests/fuzz/corpus/module (the module harness swaps the real library back in),
+// small enough to mutate well, and written without the integrity trailer (the
+// harness seals each input).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +18,7 @@
 int main(int argc, char** argv) {
   std::string spmd;
   bool fuzz_seed = false;
+  bool parameters = false;
   bool usage = argc < 2 || argv[1][0] == '-';
   for (int i = 2; i < argc && !usage; ++i) {
     std::string arg = argv[i];
@@ -23,12 +26,16 @@ int main(int argc, char** argv) {
       spmd = arg;
     } else if (arg == "--fuzz-seed") {
       fuzz_seed = true;
+    } else if (arg == "--parameters") {
+      parameters = true;
     } else {
       usage = true;
     }
   }
   if (usage) {
-    std::fprintf(stderr, "usage: %s OUT.vmfb [--spmd=GRID] [--fuzz-seed]\n",
+    std::fprintf(stderr,
+                 "usage: %s OUT.vmfb [--spmd=GRID | --parameters] "
+                 "[--fuzz-seed]\n",
                  argv[0]);
     return 2;
   }
@@ -39,7 +46,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<kiln::schema::ModuleT> module;
-  if (spmd.empty()) {
+  if (parameters) {
+    module = kiln::testing::BuildParameterTestModule();
+  } else if (spmd.empty()) {
     module = kiln::testing::BuildTestModule();
   } else {
     std::vector<int64_t> grid;

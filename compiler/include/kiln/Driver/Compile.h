@@ -38,8 +38,13 @@ struct CompileOptions {
   CUDATargetOptions cuda;
   // The input holds kiln.executable ops only, compiled as they are (tests).
   bool executablesOnly = false;
-  // The safetensors archive of the program's kiln.parameter arguments.
+  // The safetensors or .npz archive of the program's kiln.parameter
+  // arguments.
   std::string parametersFile;
+  // --parameter-mode=load: kiln.parameter arguments are given when the
+  // module is loaded (rodata that names them) instead of bound from
+  // `parametersFile`, which is then only checked against them.
+  bool loadTimeParameters = false;
   // Where to write the program after each phase and each executable's
   // codegen stages ("" for nowhere).
   std::string dumpDir;
@@ -62,7 +67,7 @@ struct CompileOptions {
 // "--gpu-opt-level=N", "--host-cpu=CPU", "--host-features=F",
 // "--host-opt-level=N", "--collective-kernel-max-bytes=N",
 // "--module-name=NAME", "--dump-intermediates=DIR",
-// "--parameters=FILE.safetensors")
+// "--parameters=FILE.safetensors", "--parameter-mode=compile|load")
 // into `options`, starting from the defaults; the chips are checked. On a
 // bad flag, returns failure with `error` naming it.
 LogicalResult parseCompileFlags(ArrayRef<std::string> flags,

@@ -13,6 +13,16 @@ def MoveConstantsToRodataPass
     weights) becomes a module-level `kiln.rodata` segment, referenced with
     `kiln.rodata_ref`. Identical constants share one segment. Splat constants
     stay: host lowering turns them into fill commands.
+
+    Load-time parameters, the arguments still marked
+    `{kiln.parameter = "name"}` (kiln-bind-parameters with `load-time`),
+    leave the function's signature and become segments
+    `kiln.rodata @f_parameter_0 parameter "name" : tensor<...>` that hold no
+    bytes: the runtime finds them by name among the parameters given at
+    load. Functions naming the same parameter share its segment. Errors,
+    located at the argument: a type the module cannot hold (not a
+    static-shape tensor of i1..i64 or f16/bf16/f32/f64), an empty name, and
+    one name given two types.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",

@@ -65,6 +65,13 @@ def BindParametersPass : Pass<"kiln-bind-parameters", "::mlir::ModuleOp"> {
     read-only data. Signless integer arguments take signed and unsigned data
     of their width.
 
+    With `load-time`, parameters are bound when the module is loaded
+    instead: the arguments stay (kiln-move-constants-to-rodata makes them
+    rodata segments that name the parameter and hold no bytes), and an
+    archive, when one is given, is only checked against them (names,
+    dtypes, shapes; i1 arguments take BOOL data). Without an archive the
+    pass then does nothing.
+
     Errors, located at the argument: a parameter without an archive, a name
     the archive lacks, a dtype or shape other than the argument's, a dtype
     the archive format has that Kiln does not (BOOL, F8 kinds, complex), and
@@ -79,6 +86,9 @@ def BindParametersPass : Pass<"kiln-bind-parameters", "::mlir::ModuleOp"> {
     Option<"parametersFile", "parameters-file", "std::string", /*default=*/"",
            "The safetensors or .npz archive that kiln.parameter arguments "
            "name">,
+    Option<"loadTime", "load-time", "bool", /*default=*/"false",
+           "Leave parameters to be given when the module is loaded; only "
+           "check them against the archive, if any">,
   ];
 }
 

@@ -20,9 +20,13 @@ struct InputPipelineOptions {
   // Compiled collectives are on: all_reduces of types NCCL/RCCL lack are
   // accepted (they become kernels; see collectiveLibraryTypesOnly).
   bool compiledAllReduce = false;
-  // The safetensors archive of the program's kiln.parameter arguments
-  // ("" for none).
+  // The safetensors or .npz archive of the program's kiln.parameter
+  // arguments ("" for none).
   std::string parametersFile;
+  // The parameters are given when the module is loaded: they stay
+  // arguments until host lowering makes them rodata that names them (the
+  // archive, if any, is only checked against them).
+  bool loadTimeParameters = false;
 };
 
 void buildKilnInputPipeline(OpPassManager &pm,

@@ -245,6 +245,29 @@ LogicalResult WindowCollectiveOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// RodataOp
+//===----------------------------------------------------------------------===//
+
+RankedTensorType RodataOp::getTensorType() {
+  if (std::optional<Type> type = getParameterType())
+    return cast<RankedTensorType>(*type);
+  return cast<RankedTensorType>(getValueAttr().getType());
+}
+
+LogicalResult RodataOp::verify() {
+  bool parameter = getParameter().has_value();
+  if (parameter != getParameterType().has_value())
+    return emitOpError("needs both a parameter name and its type");
+  if (parameter == bool(getValueAttr()))
+    return emitOpError("holds either a value or a load-time parameter");
+  if (parameter && getParameter()->empty())
+    return emitOpError("parameter name is empty");
+  if (!parameter && !isa<RankedTensorType>(getValueAttr().getType()))
+    return emitOpError("value must be a ranked tensor");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RodataRefOp
 //===----------------------------------------------------------------------===//
 
@@ -254,10 +277,10 @@ RodataRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom<RodataOp>(*this, getRodataAttr());
   if (!rodata)
     return emitOpError("no kiln.rodata named ") << getRodataAttr();
-  if (rodata.getValue().getType() != getType())
+  if (rodata.getTensorType() != getType())
     return emitOpError("type ")
            << getType() << " differs from the rodata's type "
-           << rodata.getValue().getType();
+           << rodata.getTensorType();
   return success();
 }
 

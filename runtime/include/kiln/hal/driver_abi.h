@@ -48,7 +48,7 @@
 extern "C" {
 #endif
 
-#define KILN_HAL_DRIVER_ABI_VERSION 5u
+#define KILN_HAL_DRIVER_ABI_VERSION 6u
 
 //===----------------------------------------------------------------------===//
 // Resources (reference counted objects)
@@ -202,6 +202,13 @@ typedef struct kiln_hal_device_vtable_t {
       kiln_hal_command_buffer_t* const* command_buffers,
       const kiln_hal_binding_table_t* binding_tables,
       kiln_hal_execution_profile_t* profile);
+  // Optional (NULL: UNIMPLEMENTED). What sharing memory with the device
+  // takes, and a host wait on another library's stream (hal.h, "External
+  // memory and streams").
+  kiln_status_t (*query_external_info)(
+      kiln_hal_device_t* device, kiln_hal_device_external_info_t* out_info);
+  kiln_status_t (*wait_external_stream)(kiln_hal_device_t* device,
+                                        uint64_t stream);
 } kiln_hal_device_vtable_t;
 
 // Allocator ------------------------------------------------------------------
@@ -216,6 +223,16 @@ typedef struct kiln_hal_allocator_vtable_t {
                                    const kiln_hal_buffer_params_t* params,
                                    kiln_device_size_t size,
                                    kiln_hal_buffer_t** out_buffer);
+  // Optional (NULL: UNIMPLEMENTED). hal.h's kiln_hal_allocator_import_buffer;
+  // |memory| is non-NULL with a non-NULL, aligned pointer and a non-zero
+  // length, |release| non-NULL (its fn may be NULL). The driver calls
+  // release->fn exactly once, when the buffer is destroyed, and only when it
+  // returned OK.
+  kiln_status_t (*import_buffer)(kiln_hal_allocator_t* allocator,
+                                 const kiln_hal_buffer_params_t* params,
+                                 const kiln_hal_external_memory_t* memory,
+                                 const kiln_hal_external_release_t* release,
+                                 kiln_hal_buffer_t** out_buffer);
 } kiln_hal_allocator_vtable_t;
 
 // Buffer ---------------------------------------------------------------------
@@ -238,6 +255,9 @@ typedef struct kiln_hal_buffer_vtable_t {
   kiln_status_t (*unmap_range)(kiln_hal_buffer_t* buffer,
                                kiln_device_size_t offset,
                                kiln_device_size_t length, void* contents);
+  // Optional (NULL: UNIMPLEMENTED). hal.h's kiln_hal_buffer_export_memory.
+  kiln_status_t (*export_memory)(kiln_hal_buffer_t* buffer,
+                                 kiln_hal_external_memory_t* out_memory);
 } kiln_hal_buffer_vtable_t;
 
 static inline void kiln_hal_buffer_initialize(

@@ -290,6 +290,63 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_map_range(
 KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_unmap_range(
     kiln_hal_buffer_t* buffer, kiln_hal_buffer_mapping_t* mapping);
 
+// External memory ------------------------------------------------------------
+// Memory that another library owns (a PyTorch or CuPy tensor, a numpy array:
+// what DLPack hands over), used by a device in place, without a copy.
+
+// Where memory lives, as DLPack's device types say it.
+typedef enum kiln_hal_external_memory_type_e {
+  // Host memory of this process (for drivers whose kernels run on the host).
+  KILN_HAL_EXTERNAL_MEMORY_HOST = 1,
+  // Device memory of a CUDA GPU (a CUdeviceptr / CUDA runtime pointer).
+  KILN_HAL_EXTERNAL_MEMORY_CUDA = 2,
+  // Device memory of a ROCm GPU (a HIP device pointer).
+  KILN_HAL_EXTERNAL_MEMORY_ROCM = 3,
+} kiln_hal_external_memory_type_t;
+
+// Bytes [data, data + byte_length) of external memory. Kernels read buffer
+// bindings with 16-byte vector accesses, so |data| must be 16-byte aligned.
+typedef struct kiln_hal_external_memory_t {
+  kiln_hal_external_memory_type_t type;
+  void* data;
+  kiln_device_size_t byte_length;
+} kiln_hal_external_memory_t;
+
+#define KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT 16u
+
+// Called once when a buffer made by kiln_hal_allocator_import_buffer is
+// destroyed, after every queue operation that used it completed; on any
+// thread (often the device's completion thread), so it must not block on
+// the device.
+typedef struct kiln_hal_external_release_t {
+  void (*fn)(void* user_data);
+  void* user_data;
+} kiln_hal_external_release_t;
+
+// Wraps |memory| in a buffer without copying it. The buffer is DEVICE_LOCAL
+// (plus HOST_VISIBLE and HOST_COHERENT where host memory is the device's
+// memory) with |params|' usage. |release| (its fn may be NULL) runs when the
+// buffer is destroyed; on failure it is not called (the caller keeps the
+// memory). Drivers import the memory type of their devices
+// (kiln_hal_device_query_external_info). INVALID_ARGUMENT for a NULL or
+// misaligned pointer, a length of 0, another memory type, or memory the
+// device cannot address as its own (hip checks that a device pointer
+// belongs to its GPU and that the range lies in one allocation);
+// UNIMPLEMENTED for drivers that import nothing.
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_allocator_import_buffer(
+    kiln_hal_allocator_t* allocator, const kiln_hal_buffer_params_t* params,
+    const kiln_hal_external_memory_t* memory,
+    const kiln_hal_external_release_t* release, kiln_hal_buffer_t** out_buffer);
+
+// The memory behind |buffer|, for another library to use in place (DLPack
+// export): its type and address, valid while the buffer lives and keeps its
+// storage. The caller orders its accesses after the device's (wait on the
+// semaphores of the work that writes it first). FAILED_PRECONDITION when the
+// buffer has no storage (queue_alloca not run yet, or dealloca'd);
+// UNIMPLEMENTED for drivers that do not expose addresses.
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_export_memory(
+    kiln_hal_buffer_t* buffer, kiln_hal_external_memory_t* out_memory);
+
 // Synchronous host copies through a mapping (same errors as map_range).
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_hal_buffer_read(kiln_hal_buffer_t* buffer, kiln_device_size_t offset,
@@ -707,6 +764,29 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_query_memory_stats(
 // affected. UNIMPLEMENTED for drivers without a cache.
 KILN_MUST_USE_RESULT kiln_status_t
 kiln_hal_device_trim(kiln_hal_device_t* device);
+
+// External memory and streams (DLPack's device and stream exchange) ---------
+// What another library needs to share memory with a device: the memory type
+// and device ordinal its buffers have (DLPack's device), and for drivers over
+// a GPU runtime with streams (hip: a hipStream_t on AMD, a CUstream on
+// NVIDIA) the stream their queue runs on, so that the other library can order
+// its work against the device's (DLPack's __dlpack__(stream=...) value).
+typedef struct kiln_hal_device_external_info_t {
+  kiln_hal_external_memory_type_t memory_type;
+  int32_t device_ordinal;  // in its GPU runtime; 0 for host memory
+  uint64_t stream;         // the queue's stream as an integer; 0 for none
+} kiln_hal_device_external_info_t;
+
+// UNIMPLEMENTED for drivers that share no memory.
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_query_external_info(
+    kiln_hal_device_t* device, kiln_hal_device_external_info_t* out_info);
+
+// Blocks until the work enqueued on |stream|, a stream of the same GPU
+// runtime and device (DLPack's values: 1 the legacy default stream, 2 the
+// per-thread default stream on NVIDIA, else a handle), before this call has
+// completed. UNIMPLEMENTED for drivers without streams.
+KILN_MUST_USE_RESULT kiln_status_t kiln_hal_device_wait_external_stream(
+    kiln_hal_device_t* device, uint64_t stream);
 
 //===----------------------------------------------------------------------===//
 // Profiling

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -26,6 +27,8 @@ const char* kindName(MemoryKind kind) {
       return "pinned host";
     case MemoryKind::Managed:
       return "managed";
+    case MemoryKind::External:
+      return "external";
   }
   return "?";
 }
@@ -33,9 +36,12 @@ const char* kindName(MemoryKind kind) {
 void destroyBuffer(kiln_hal_resource_t* resource) {
   HipBuffer* buffer = cast(reinterpret_cast<kiln_hal_buffer_t*>(resource));
   uint8_t* storage = buffer->storage.exchange(nullptr);
-  if (storage)
+  if (buffer->kind == MemoryKind::External) {
+    if (buffer->release.fn) buffer->release.fn(buffer->release.user_data);
+  } else if (storage) {
     freeDetached(*buffer->context, buffer->kind, storage,
                  buffer->base.byte_length);
+  }
   delete buffer;
 }
 
@@ -57,8 +63,25 @@ kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
   return nullptr;  // pinned and managed memory are coherent
 }
 
+kiln_status_t exportMemory(kiln_hal_buffer_t* base,
+                           kiln_hal_external_memory_t* outMemory) {
+  HipBuffer* buffer = cast(base);
+  uint8_t* storage = buffer->storage.load(std::memory_order_acquire);
+  if (!storage)
+    return makeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      "buffer has no storage: its queue_alloca has not run yet "
+                      "or its queue_dealloca has");
+  // Pinned host memory has the same address on the host and the device.
+  outMemory->type = buffer->kind == MemoryKind::Host
+                        ? KILN_HAL_EXTERNAL_MEMORY_HOST
+                        : deviceMemoryType(*buffer->context);
+  outMemory->data = storage;
+  outMemory->byte_length = base->byte_length;
+  return nullptr;
+}
+
 const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
-                                                unmapRange};
+                                                unmapRange, exportMemory};
 
 void destroyAllocator(kiln_hal_resource_t*) {
   // Owned by the device; never destroyed through its reference count.
@@ -74,8 +97,73 @@ kiln_status_t allocateBufferFn(kiln_hal_allocator_t* base,
                       outBuffer);
 }
 
-const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
-                                                      allocateBufferFn};
+// Device memory of this GPU, used in place: the pointer and the whole range
+// must lie in one allocation of this device, as the runtime records it.
+kiln_status_t importBufferFn(kiln_hal_allocator_t* base,
+                             const kiln_hal_buffer_params_t* params,
+                             const kiln_hal_external_memory_t* memory,
+                             const kiln_hal_external_release_t* release,
+                             kiln_hal_buffer_t** outBuffer) {
+  auto* allocator = reinterpret_cast<HipAllocator*>(base);
+  const DeviceContext& context = *allocator->context;
+  if (memory->type != deviceMemoryType(context))
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "hip://%d imports %s device memory only; copy other "
+                      "data into a buffer instead",
+                      context.ordinal,
+                      deviceMemoryType(context) == KILN_HAL_EXTERNAL_MEMORY_CUDA
+                          ? "CUDA"
+                          : "ROCm");
+  KILN_HIP_RETURN_IF_ERROR(context.bind());
+  int device = -1;
+  uintptr_t start = 0;
+  size_t size = 0;
+  hipError_t error = context.platform->pointerGetAllocation(
+      memory->data, &device, &start, &size);
+  if (error == hipErrorNotSupported)
+    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
+                      "hip://%d: this %s runtime cannot describe pointers "
+                      "(hipPointerGetAttribute), so external memory cannot be "
+                      "checked and is not imported",
+                      context.ordinal, context.platform->name());
+  if (error != hipSuccess)
+    return annotate(context.check(error, "hipPointerGetAttribute",
+                                  KILN_STATUS_INVALID_ARGUMENT),
+                    "external memory at %p is not device memory of a GPU "
+                    "runtime allocation",
+                    memory->data);
+  if (device != context.ordinal)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "external memory at %p belongs to device %d, not to "
+                      "hip://%d",
+                      memory->data, device, context.ordinal);
+  auto address = reinterpret_cast<uintptr_t>(memory->data);
+  if (address < start || memory->byte_length > size ||
+      address - start > size - memory->byte_length)
+    return makeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      "external memory [%p, +%llu bytes) runs past the end of "
+                      "its allocation (%zu bytes at 0x%llx)",
+                      memory->data, (unsigned long long)memory->byte_length,
+                      size, (unsigned long long)start);
+  auto* buffer = new (std::nothrow) HipBuffer();
+  if (!buffer)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating a buffer");
+  kiln_hal_buffer_initialize(&kBufferVTable, memory->byte_length,
+                             KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL, params->usage,
+                             &buffer->base);
+  buffer->context = allocator->context;
+  buffer->kind = MemoryKind::External;
+  buffer->alignment = KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT;
+  buffer->release = *release;
+  buffer->storage.store(static_cast<uint8_t*>(memory->data),
+                        std::memory_order_release);
+  *outBuffer = &buffer->base;
+  return nullptr;
+}
+
+const kiln_hal_allocator_vtable_t kAllocatorVTable = {
+    destroyAllocator, allocateBufferFn, importBufferFn};
 
 // Allocates |buffer|'s storage now (not the pool kind, which is
 // stream-ordered): device and pinned host memory from the device's block
@@ -91,6 +179,9 @@ kiln_status_t allocateNow(HipBuffer* buffer) {
     case MemoryKind::DevicePool:  // allocated stream-ordered instead
       return makeStatus(KILN_STATUS_INTERNAL,
                         "pool buffers are allocated on the queue");
+    case MemoryKind::External:  // imported with its storage
+      return makeStatus(KILN_STATUS_INTERNAL,
+                        "external memory is never allocated");
     case MemoryKind::Host:
       KILN_HIP_RETURN_IF_ERROR(
           context.hostBlocks->allocate(buffer->base.byte_length, &storage));
@@ -269,6 +360,8 @@ void freeDetached(const DeviceContext& context, MemoryKind kind,
     case MemoryKind::Host:
       context.hostBlocks->release(storage, size);
       return;
+    case MemoryKind::External:  // the importer's (destroyBuffer releases it)
+      return;
     case MemoryKind::DevicePool:
     case MemoryKind::Managed:
       break;
@@ -277,6 +370,12 @@ void freeDetached(const DeviceContext& context, MemoryKind kind,
   // Pool memory freed outside stream order: hipFree waits for the device.
   if (!status) context.platform->free(storage);
   freeStatus(status);
+}
+
+kiln_hal_external_memory_type_t deviceMemoryType(const DeviceContext& context) {
+  return std::strcmp(context.platform->name(), "nvidia") == 0
+             ? KILN_HAL_EXTERNAL_MEMORY_CUDA
+             : KILN_HAL_EXTERNAL_MEMORY_ROCM;
 }
 
 void createBlockCaches(DeviceContext* context) {

@@ -25,7 +25,9 @@
 
 namespace kiln::hip {
 
-enum class MemoryKind { Device, DevicePool, Host, Managed };
+// External: device memory another library owns, imported in place
+// (kiln_hal_allocator_import_buffer); never freed by the driver.
+enum class MemoryKind { Device, DevicePool, Host, Managed, External };
 
 struct HipBuffer {
   kiln_hal_buffer_t base;
@@ -34,6 +36,8 @@ struct HipBuffer {
   MemoryKind kind = MemoryKind::Device;
   size_t alignment = 256;
   bool queueAllocated = false;
+  // External memory: runs when the buffer is destroyed.
+  kiln_hal_external_release_t release = {nullptr, nullptr};
 };
 
 // The allocator of one device (owned by the device).
@@ -68,6 +72,10 @@ kiln_status_t releaseStorage(HipBuffer* buffer, hipStream_t stream,
                              uint8_t** outDeferred);
 void freeDetached(const DeviceContext& context, MemoryKind kind,
                   uint8_t* storage, kiln_device_size_t size);
+
+// The external memory type of |context|'s device memory (DLPack's device
+// type): CUDA on the NVIDIA platform, ROCM on AMD.
+kiln_hal_external_memory_type_t deviceMemoryType(const DeviceContext& context);
 
 // Makes |context|'s block caches (device memory capped by its memory_limit
 // option, and pinned host memory).

@@ -822,6 +822,31 @@ kiln_status_t trim(kiln_hal_device_t* base) {
   return nullptr;
 }
 
+// Kiln's work runs on the device's one stream (the issue thread launches
+// there), so that is the stream a DLPack producer orders its writes before.
+kiln_status_t queryExternalInfo(kiln_hal_device_t* base,
+                                kiln_hal_device_external_info_t* outInfo) {
+  HipDevice* device = cast(base);
+  outInfo->memory_type = deviceMemoryType(*device->context);
+  outInfo->device_ordinal = device->context->ordinal;
+  outInfo->stream = reinterpret_cast<uintptr_t>(device->stream);
+  return nullptr;
+}
+
+kiln_status_t waitExternalStream(kiln_hal_device_t* base, uint64_t value) {
+  HipDevice* device = cast(base);
+  const DeviceContext& context = *device->context;
+  KILN_HIP_RETURN_IF_ERROR(context.bind());
+  std::shared_ptr<Event> event;
+  KILN_HIP_RETURN_IF_ERROR(Event::create(device->context, &event));
+  KILN_HIP_RETURN_IF_ERROR(
+      context.check(context.platform->eventRecord(
+                        event->get(), context.platform->externalStream(value)),
+                    "hipEventRecord on an external stream"));
+  return context.check(context.platform->eventSynchronize(event->get()),
+                       "hipEventSynchronize");
+}
+
 const kiln_hal_device_vtable_t kVTable = {
     destroy,
     queryInfo,
@@ -838,6 +863,8 @@ const kiln_hal_device_vtable_t kVTable = {
     queryMemoryStats,
     trim,
     queueExecuteProfiled,
+    queryExternalInfo,
+    waitExternalStream,
 };
 
 }  // namespace

@@ -74,6 +74,12 @@ enum hipDeviceAttribute_t : int {
   hipDeviceAttributeMemoryPoolsSupported = 88,
 };
 
+// Pointer attributes (hipPointer_attribute, CUpointer_attribute: numbered
+// alike) pointerGetAllocation reads.
+constexpr int kPointerDeviceOrdinal = 9;
+constexpr int kPointerRangeStart = 11;
+constexpr int kPointerRangeSize = 12;
+
 class Platform {
  public:
   virtual ~Platform() = default;
@@ -117,6 +123,16 @@ class Platform {
   // hipErrorPeerAccessAlreadyEnabled when it already can.
   virtual hipError_t deviceEnablePeerAccess(int peer) = 0;
   virtual hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) = 0;
+  // The allocation that holds |pointer|: the ordinal of its device and its
+  // address range (pointer attributes DEVICE_ORDINAL, RANGE_START_ADDR and
+  // RANGE_SIZE, which HIP and CUDA number alike). hipErrorNotSupported where
+  // the runtime cannot tell.
+  virtual hipError_t pointerGetAllocation(const void* pointer, int* device,
+                                          uintptr_t* start, size_t* size) = 0;
+  // The stream a DLPack stream value names: on NVIDIA the value itself (1 is
+  // CU_STREAM_LEGACY, 2 CU_STREAM_PER_THREAD, others handles); on AMD 0 and
+  // 1 name the null stream.
+  virtual hipStream_t externalStream(uint64_t value) const = 0;
 
   // Memory. hostMalloc returns pinned, mapped, portable host memory usable by
   // the device at the same address; mallocManaged returns memory attached

@@ -149,6 +149,23 @@ class AmdPlatform final : public Platform {
   hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) override {
     return api.hipMemGetInfo(freeBytes, totalBytes);
   }
+  hipError_t pointerGetAllocation(const void* pointer, int* device,
+                                  uintptr_t* start, size_t* size) override {
+    if (!api.hipPointerGetAttribute) return hipErrorNotSupported;
+    void* base = nullptr;
+    hipError_t error =
+        api.hipPointerGetAttribute(device, kPointerDeviceOrdinal, pointer);
+    if (!error)
+      error = api.hipPointerGetAttribute(&base, kPointerRangeStart, pointer);
+    if (!error)
+      error = api.hipPointerGetAttribute(size, kPointerRangeSize, pointer);
+    *start = reinterpret_cast<uintptr_t>(base);
+    return error;
+  }
+  hipStream_t externalStream(uint64_t value) const override {
+    return value <= 1 ? nullptr
+                      : reinterpret_cast<hipStream_t>(uintptr_t(value));
+  }
 
   hipError_t malloc(void** pointer, size_t size) override {
     return api.hipMalloc(pointer, size);

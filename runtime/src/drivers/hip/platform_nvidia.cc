@@ -238,6 +238,22 @@ class NvidiaPlatform final : public Platform {
   hipError_t memGetInfo(size_t* freeBytes, size_t* totalBytes) override {
     return api.cuMemGetInfo(freeBytes, totalBytes);
   }
+  hipError_t pointerGetAllocation(const void* pointer, int* device,
+                                  uintptr_t* start, size_t* size) override {
+    auto address = reinterpret_cast<CUdeviceptr>(pointer);
+    CUdeviceptr base = 0;
+    hipError_t error =
+        api.cuPointerGetAttribute(device, kPointerDeviceOrdinal, address);
+    if (!error)
+      error = api.cuPointerGetAttribute(&base, kPointerRangeStart, address);
+    if (!error)
+      error = api.cuPointerGetAttribute(size, kPointerRangeSize, address);
+    *start = uintptr_t(base);
+    return error;
+  }
+  hipStream_t externalStream(uint64_t value) const override {
+    return reinterpret_cast<hipStream_t>(uintptr_t(value));
+  }
 
   hipError_t malloc(void** pointer, size_t size) override {
     CUdeviceptr address = 0;

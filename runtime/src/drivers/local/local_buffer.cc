@@ -43,8 +43,21 @@ kiln_status_t unmapRange(kiln_hal_buffer_t*, kiln_device_size_t,
   return nullptr;  // host memory is coherent: nothing to flush
 }
 
+kiln_status_t exportMemory(kiln_hal_buffer_t* base,
+                           kiln_hal_external_memory_t* outMemory) {
+  uint8_t* storage = cast(base)->storage.load(std::memory_order_acquire);
+  if (!storage)
+    return kiln_make_status(KILN_STATUS_FAILED_PRECONDITION,
+                            "buffer has no storage: its queue_alloca has not "
+                            "run yet or its queue_dealloca has");
+  outMemory->type = KILN_HAL_EXTERNAL_MEMORY_HOST;
+  outMemory->data = storage;
+  outMemory->byte_length = base->byte_length;
+  return nullptr;
+}
+
 const kiln_hal_buffer_vtable_t kBufferVTable = {destroyBuffer, mapRange,
-                                                unmapRange};
+                                                unmapRange, exportMemory};
 
 void destroyAllocator(kiln_hal_resource_t*) {
   // Owned by the device; never destroyed through its reference count.
@@ -62,8 +75,36 @@ bool fromCache(const LocalBuffer& buffer) {
   return buffer.alignment <= buffer.blocks->alignment();
 }
 
-const kiln_hal_allocator_vtable_t kAllocatorVTable = {destroyAllocator,
-                                                      allocateBuffer};
+// Host memory is local memory: a host pointer is used as it is.
+kiln_status_t importBuffer(kiln_hal_allocator_t* base,
+                           const kiln_hal_buffer_params_t* params,
+                           const kiln_hal_external_memory_t* memory,
+                           const kiln_hal_external_release_t* release,
+                           kiln_hal_buffer_t** outBuffer) {
+  if (memory->type != KILN_HAL_EXTERNAL_MEMORY_HOST)
+    return kiln_make_status(KILN_STATUS_INVALID_ARGUMENT,
+                            "local devices compute on host memory; GPU "
+                            "memory cannot be imported (copy it to the host "
+                            "first)");
+  auto* buffer = new (std::nothrow) LocalBuffer();
+  if (!buffer)
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "out of memory creating a buffer");
+  kiln_hal_buffer_initialize(&kBufferVTable, memory->byte_length,
+                             params->memory_type | kLocalMemoryType,
+                             params->usage, &buffer->base);
+  buffer->alignment = KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT;
+  buffer->blocks = reinterpret_cast<LocalAllocator*>(base)->blocks;
+  buffer->external = true;
+  buffer->release = *release;
+  buffer->storage.store(static_cast<uint8_t*>(memory->data),
+                        std::memory_order_release);
+  *outBuffer = &buffer->base;
+  return nullptr;
+}
+
+const kiln_hal_allocator_vtable_t kAllocatorVTable = {
+    destroyAllocator, allocateBuffer, importBuffer};
 
 }  // namespace
 
@@ -153,7 +194,10 @@ void freeStorage(LocalBuffer* buffer) {
   uint8_t* storage =
       buffer->storage.exchange(nullptr, std::memory_order_acq_rel);
   if (!storage) return;
-  if (fromCache(*buffer))
+  if (buffer->external) {
+    if (buffer->release.fn) buffer->release.fn(buffer->release.user_data);
+    buffer->release = {nullptr, nullptr};
+  } else if (fromCache(*buffer))
     buffer->blocks->release(storage, buffer->base.byte_length);
   else
     alignedFree(storage);

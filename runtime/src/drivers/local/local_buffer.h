@@ -28,6 +28,10 @@ struct LocalBuffer {
   bool queueAllocated = false;
   // The cache of the device that made the buffer (kept alive by it).
   std::shared_ptr<drivers::BlockCache> blocks;
+  // Imported memory (kiln_hal_allocator_import_buffer): not the driver's to
+  // free; |release| runs when the buffer is destroyed.
+  bool external = false;
+  kiln_hal_external_release_t release = {nullptr, nullptr};
 };
 
 // The allocator of one device (owned by it; never released by users).

@@ -257,6 +257,15 @@ kiln_status_t trim(kiln_hal_device_t* base) {
   return nullptr;
 }
 
+// Local devices compute on host memory and run no streams.
+kiln_status_t queryExternalInfo(kiln_hal_device_t*,
+                                kiln_hal_device_external_info_t* outInfo) {
+  outInfo->memory_type = KILN_HAL_EXTERNAL_MEMORY_HOST;
+  outInfo->device_ordinal = 0;
+  outInfo->stream = 0;
+  return nullptr;
+}
+
 const kiln_hal_device_vtable_t kVTable = {
     destroy,
     queryInfo,
@@ -273,6 +282,8 @@ const kiln_hal_device_vtable_t kVTable = {
     queryMemoryStats,
     trim,
     queueExecuteProfiled,
+    queryExternalInfo,
+    /*wait_external_stream=*/nullptr,  // no streams: program order suffices
 };
 
 }  // namespace

@@ -15,13 +15,29 @@ def Kiln_RodataOp : Kiln_Op<"rodata", [Symbol]> {
     when the module is loaded. Segments are numbered in op order: the i-th
     `kiln.rodata` of the module is `rodata[i]` in buffer references.
 
+    A load-time parameter holds no bytes: it names tensor `parameter` of the
+    parameters given when the module is loaded (`kiln_parameters_t`), of
+    type `parameter_type`, and is uploaded like any other segment.
+
     ```mlir
     kiln.rodata @main_rodata_0 {alignment = 64 : i64} dense<[1.0, 2.0]> : tensor<2xf32>
+    kiln.rodata @main_parameter_0 parameter "w" : tensor<2x3xf32> {alignment = 64 : i64}
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, ElementsAttr:$value,
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       OptionalAttr<ElementsAttr>:$value,
+                       OptionalAttr<StrAttr>:$parameter,
+                       OptionalAttr<TypeAttrOf<AnyStaticShapeTensor>>:$parameter_type,
                        ConfinedAttr<I64Attr, [IntPositive]>:$alignment);
-  let assemblyFormat = "$sym_name attr-dict $value";
+  let assemblyFormat = [{
+    $sym_name (`parameter` $parameter^ `:` $parameter_type)? attr-dict
+    ($value^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    // The tensor the segment holds: the constant's type, or the parameter's.
+    ::mlir::RankedTensorType getTensorType();
+  }];
 }
 
 def Kiln_RodataRefOp : Kiln_Op<"rodata_ref", [

@@ -27,6 +27,11 @@ parseMatrixIntrinsic(AsmParser &parser);
 inline uint64_t getStoredByteSize(Type type) {
   return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
 }
+// The argument attribute naming the parameter a function argument stands for
+// ({kiln.parameter = "name"}): bound at compile time by kiln-bind-parameters,
+// or left for load time and made a kiln.rodata parameter segment by
+// kiln-move-constants-to-rodata.
+inline constexpr llvm::StringLiteral kParameterAttrName = "kiln.parameter";
 } // namespace mlir::kiln
 
 #define GET_ATTRDEF_CLASSES
