@@ -175,6 +175,7 @@ class Device:
     def __init__(self, uri="local", instance=None):
         self.instance = instance if instance is not None else globals()["instance"]()
         self._native = self.instance._native.create_device(uri)
+        self._dlpack = None  # (DLPack device, stream), on first use
 
     @property
     def uri(self):
@@ -221,7 +222,10 @@ class Device:
         """(DLPack device type, ordinal) of the memory this device computes
         on: (1, 0) (kDLCPU) for local devices, (2, N) (kDLCUDA) for hip://N
         on NVIDIA, (10, N) (kDLROCM) on AMD."""
-        return tuple(self._native.dlpack_device())
+        if self._dlpack is None:  # fixed for the device's life: asked once
+            self._dlpack = (tuple(self._native.dlpack_device()),
+                            self._native.dlpack_stream())
+        return self._dlpack[0]
 
     def from_dlpack(self, value, element=None):
         """A DeviceArray over the memory of value (a torch tensor, numpy or
@@ -238,7 +242,7 @@ class Device:
             raise ValueError(
                 f"the tensor is on DLPack device {got}, {self.uri} computes on "
                 f"{self.dlpack_device}: move it there first")
-        stream = self._native.dlpack_stream()
+        stream = self._dlpack[1]
         capsule = (value.__dlpack__() if stream is None
                    else value.__dlpack__(stream=stream))
         return DeviceArray(self._native.import_dlpack(capsule, element or ""),
