@@ -403,15 +403,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_buffer_view_read(
 // same GPU, a numpy array for the local device) in place, and another
 // library can use a view's memory in place.
 
-// Where memory lives (DLPack's device types kDLCPU, kDLCUDA, kDLROCM).
-typedef enum kiln_external_memory_type_e {
+// Where memory lives (DLPack's device types kDLCPU, kDLCUDA, kDLROCM); a
+// plain integer, checked by the runtime.
+typedef uint32_t kiln_external_memory_type_t;
+enum kiln_external_memory_type_e {
   // Host memory of this process: what local devices compute on.
   KILN_EXTERNAL_MEMORY_HOST = 1,
   // Device memory of a CUDA GPU (hip devices on NVIDIA).
   KILN_EXTERNAL_MEMORY_CUDA = 2,
   // Device memory of a ROCm GPU (hip devices on AMD).
   KILN_EXTERNAL_MEMORY_ROCM = 3,
-} kiln_external_memory_type_t;
+};
 
 typedef struct kiln_external_memory_t {
   kiln_external_memory_type_t type;

@@ -294,15 +294,17 @@ KILN_MUST_USE_RESULT kiln_status_t kiln_hal_buffer_unmap_range(
 // Memory that another library owns (a PyTorch or CuPy tensor, a numpy array:
 // what DLPack hands over), used by a device in place, without a copy.
 
-// Where memory lives, as DLPack's device types say it.
-typedef enum kiln_hal_external_memory_type_e {
+// Where memory lives, as DLPack's device types say it (a plain integer, so
+// that drivers may check values from any caller).
+typedef uint32_t kiln_hal_external_memory_type_t;
+enum kiln_hal_external_memory_type_e {
   // Host memory of this process (for drivers whose kernels run on the host).
   KILN_HAL_EXTERNAL_MEMORY_HOST = 1,
   // Device memory of a CUDA GPU (a CUdeviceptr / CUDA runtime pointer).
   KILN_HAL_EXTERNAL_MEMORY_CUDA = 2,
   // Device memory of a ROCm GPU (a HIP device pointer).
   KILN_HAL_EXTERNAL_MEMORY_ROCM = 3,
-} kiln_hal_external_memory_type_t;
+};
 
 // Bytes [data, data + byte_length) of external memory. Kernels read buffer
 // bindings with 16-byte vector accesses, so |data| must be 16-byte aligned.
