@@ -10,9 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstdlib>
+#include <functional>
+#include <memory>
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Driver/Compile.h"
+#include "kiln/Target/TargetRegistry.h"
 #include "kiln/version.h"
 #include "llvm/Config/llvm-config.h"
 #include "kiln/HostLowering/ModuleWriter.h"
@@ -46,39 +49,10 @@ static cl::opt<std::string>
                    cl::desc("Output module (default: the input's name with "
                             ".vmfb, or out.vmfb for stdin; '-' for stdout)"),
                    cl::value_desc("file"), cl::cat(kilnCategory));
-static cl::opt<std::string>
-    targetList("target",
-               cl::desc("Comma-separated targets the module is compiled for: "
-                        "host, rocm, cuda (default: host)"),
-               cl::value_desc("t1,t2"), cl::init("host"), cl::cat(kilnCategory));
-static cl::opt<std::string> rocmChipList(
-    "rocm-chip",
-    cl::desc("Comma-separated AMD chips of --target=rocm, one HSACO each "
-             "(default: gfx942)"),
-    cl::value_desc("gfx942,gfx1100"), cl::init("gfx942"), cl::cat(kilnCategory));
-static cl::opt<std::string> cudaChipList(
-    "cuda-chip",
-    cl::desc("Comma-separated NVIDIA chips of --target=cuda, one PTX each "
-             "(default: sm_90; sm_90a: H100/H200 only, with wgmma matmuls)"),
-    cl::value_desc("sm_80,sm_90"), cl::init("sm_90"), cl::cat(kilnCategory));
-static cl::opt<std::string> rocmDeviceLibs(
-    "rocm-device-libs",
-    cl::desc("Directory holding AMD device-library bitcode (ocml.bc, "
-             "ockl.bc); default: the usual install places"),
-    cl::value_desc("DIR"), cl::cat(kilnCategory));
-static cl::opt<bool> rocmMatrixCores(
-    "rocm-matrix-cores",
-    cl::desc("Use MFMA (gfx90a/942/950) and WMMA (gfx11/12) for f16 and "
-             "bf16 contractions (default: true; =false for the SIMT "
-             "strategies)"),
-    cl::init(true), cl::cat(kilnCategory));
-static cl::opt<bool> cudaLayoutFragments(
-    "cuda-layout-fragments",
-    cl::desc("Read mma.sync fragments of contractions from one padded shared "
-             "stage by the layout table, as the AMD matrix-core forms do, "
-             "instead of cp.async stages and ldmatrix (tests the AMD data "
-             "path on NVIDIA GPUs; slower)"),
-    cl::init(false), cl::cat(kilnCategory));
+// --target and the targets' own flags are made from the target registry
+// (addTargetFlags): kiln-compile names no target.
+static cl::opt<std::string> targetList("target", cl::value_desc("t1,t2"),
+                                       cl::cat(kilnCategory));
 static cl::opt<unsigned> gpuOptLevel(
     "gpu-opt-level",
     cl::desc("LLVM optimization level of rocm and cuda kernels (0-3)"),
@@ -92,17 +66,6 @@ static cl::opt<CompileMode> compileMode(
                           "kiln.executable ops only, compiled as they are "
                           "(tests; kernels may be pre-lowered llvm.func)")),
     cl::init(CompileMode::Program), cl::cat(kilnCategory));
-static cl::opt<std::string>
-    hostCpu("host-cpu",
-            cl::desc("LLVM CPU name for --target=host kernels, e.g. x86-64, "
-                     "x86-64-v3, znver4, native"),
-            cl::value_desc("cpu"), cl::init("x86-64"), cl::cat(kilnCategory));
-static cl::opt<std::string> hostFeatures(
-    "host-features", cl::desc("Extra LLVM target features for --target=host"),
-    cl::value_desc("+feat,-feat"), cl::init(""), cl::cat(kilnCategory));
-static cl::opt<unsigned> hostOptLevel(
-    "host-opt-level", cl::desc("LLVM optimization level of host kernels (0-3)"),
-    cl::init(3), cl::cat(kilnCategory));
 static cl::opt<int64_t> collectiveKernelMaxBytes(
     "collective-kernel-max-bytes",
     cl::desc("all_reduce and all_gather of at most N bytes per rank run as "
@@ -138,30 +101,84 @@ static cl::opt<std::string>
 static cl::opt<bool> verbose("v", cl::desc("Print progress and the time of each phase to stderr"),
                              cl::cat(kilnCategory));
 
+// One flag a target owns, as a command-line option of its kind, and its
+// value as kiln-compile flag text.
+struct TargetFlag {
+  std::unique_ptr<cl::Option> option;
+  std::function<std::string()> value;
+};
+
+static std::vector<TargetFlag> &getTargetFlags() {
+  static std::vector<TargetFlag> flags;
+  return flags;
+}
+
+template <typename T>
+static TargetFlag makeTargetFlag(const kiln::TargetOption &spec, T init,
+                                 std::function<std::string(const T &)> text) {
+  auto option = std::make_unique<cl::opt<T>>(
+      StringRef(spec.name), cl::desc(spec.help), cl::init(init),
+      cl::cat(kilnCategory));
+  if (!spec.valueName.empty())
+    option->setValueStr(spec.valueName);
+  cl::opt<T> *raw = option.get();
+  return {std::move(option), [raw, text] { return text(raw->getValue()); }};
+}
+
+// Makes --target's help and one option per flag of the registered targets.
+static void addTargetFlags(const kiln::TargetRegistry &registry) {
+  static std::string targetHelp =
+      "Comma-separated targets the module is compiled for: " +
+      registry.getTargetNames() + " (default: " +
+      registry.getDefaultTarget().str() + ")";
+  targetList.setDescription(targetHelp);
+  for (const kiln::TargetInfo &target : registry.getTargets()) {
+    for (const kiln::TargetOption &spec : target.options) {
+      using Kind = kiln::TargetOption::Kind;
+      const kiln::TargetOptionValue &init = spec.defaultValue;
+      switch (spec.kind) {
+      case Kind::StringList:
+        getTargetFlags().push_back(makeTargetFlag<std::string>(
+            spec, llvm::join(std::get<std::vector<std::string>>(init), ","),
+            [](const std::string &value) { return value; }));
+        break;
+      case Kind::String:
+        getTargetFlags().push_back(makeTargetFlag<std::string>(
+            spec, std::get<std::string>(init),
+            [](const std::string &value) { return value; }));
+        break;
+      case Kind::Bool:
+        getTargetFlags().push_back(makeTargetFlag<bool>(
+            spec, std::get<bool>(init),
+            [](const bool &value) { return value ? "1" : "0"; }));
+        break;
+      case Kind::Level:
+        getTargetFlags().push_back(makeTargetFlag<unsigned>(
+            spec, std::get<unsigned>(init),
+            [](const unsigned &value) { return std::to_string(value); }));
+        break;
+      }
+    }
+  }
+}
+
 // The compile options of the command line, as kiln-compile flags for the
 // library's parser (one parser and one set of messages for the tool and the
 // C API); options left at their defaults are not passed.
 static FailureOr<kiln::CompileOptions> parseCompileOptions() {
-  std::vector<std::string> flags = {"--target=" + targetList};
-  auto add = [&](auto &option, StringRef flag, std::string value) {
+  std::vector<std::string> flags;
+  auto add = [&](cl::Option &option, std::string value) {
     if (option.getNumOccurrences())
-      flags.push_back(("--" + flag + "=").str() + value);
+      flags.push_back(("--" + option.ArgStr + "=").str() + value);
   };
-  add(rocmChipList, "rocm-chip", rocmChipList);
-  add(cudaChipList, "cuda-chip", cudaChipList);
-  add(rocmDeviceLibs, "rocm-device-libs", rocmDeviceLibs);
-  add(rocmMatrixCores, "rocm-matrix-cores", rocmMatrixCores ? "1" : "0");
-  add(cudaLayoutFragments, "cuda-layout-fragments",
-      cudaLayoutFragments ? "1" : "0");
-  add(gpuOptLevel, "gpu-opt-level", std::to_string(gpuOptLevel));
-  add(hostCpu, "host-cpu", hostCpu);
-  add(hostFeatures, "host-features", hostFeatures);
-  add(hostOptLevel, "host-opt-level", std::to_string(hostOptLevel));
-  add(collectiveKernelMaxBytes, "collective-kernel-max-bytes",
-      std::to_string(collectiveKernelMaxBytes));
-  add(dumpIntermediates, "dump-intermediates", dumpIntermediates);
-  add(parametersFile, "parameters", parametersFile);
-  add(parameterMode, "parameter-mode", parameterMode);
+  add(targetList, targetList);
+  for (TargetFlag &flag : getTargetFlags())
+    add(*flag.option, flag.value());
+  add(gpuOptLevel, std::to_string(gpuOptLevel));
+  add(collectiveKernelMaxBytes, std::to_string(collectiveKernelMaxBytes));
+  add(dumpIntermediates, dumpIntermediates);
+  add(parametersFile, parametersFile);
+  add(parameterMode, parameterMode);
   kiln::CompileOptions options;
   std::string error;
   if (failed(kiln::parseCompileFlags(flags, options, error))) {
@@ -219,6 +236,7 @@ int main(int argc, char **argv) {
       "kiln-compile: internal compiler error (a crash in Kiln or in MLIR/LLVM "
       "code it called), not a problem with your program's syntax. Please "
       "report it with the input file and the command line below.\n");
+  addTargetFlags(kiln::TargetRegistry::getGlobal());
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();

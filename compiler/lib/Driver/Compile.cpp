@@ -19,25 +19,21 @@ using namespace mlir::kiln;
 
 namespace {
 
+// The targets of `options`: its list, or the registry's default.
+std::vector<std::string> getTargets(const CompileOptions &options,
+                                    const TargetRegistry &registry) {
+  if (!options.targets.empty())
+    return options.targets;
+  return {registry.getDefaultTarget().str()};
+}
+
 class Compiler {
 public:
   Compiler(ModuleOp module, const CompileOptions &options,
-           const CompileHooks &hooks)
-      : module(module), options(options), hooks(hooks) {
-    for (CompileTarget target : options.targets) {
-      switch (target) {
-      case CompileTarget::Host:
-        backends.push_back(createHostTargetBackend(options.host));
-        break;
-      case CompileTarget::ROCM:
-        backends.push_back(createROCMTargetBackend(options.rocm));
-        break;
-      case CompileTarget::CUDA:
-        backends.push_back(createCUDATargetBackend(options.cuda));
-        break;
-      }
-    }
-  }
+           const CompileHooks &hooks,
+           std::vector<std::unique_ptr<TargetBackend>> backends)
+      : module(module), options(options), hooks(hooks),
+        backends(std::move(backends)) {}
 
   LogicalResult runPhase(StringRef name,
                          function_ref<void(OpPassManager &)> build);
@@ -180,7 +176,12 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
       return module.emitError("cannot create ")
              << options.dumpDir << ": " << ec.message();
-  Compiler compiler(module, options, hooks);
+  std::string error;
+  FailureOr<std::vector<std::unique_ptr<TargetBackend>>> backends =
+      createTargetBackends(options, error);
+  if (failed(backends))
+    return module.emitError(error);
+  Compiler compiler(module, options, hooks, std::move(*backends));
   if (options.executablesOnly) {
     for (Operation &op : module.getBody()->getOperations())
       if (!isa<ExecutableOp>(op))
@@ -198,8 +199,10 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
               ? CompileOptions::kDefaultCollectiveKernelMaxBytes
               : 0);
     // Other collectives of modules for GPU targets run on NCCL/RCCL.
-    bool gpuTargets =
-        options.has(CompileTarget::ROCM) || options.has(CompileTarget::CUDA);
+    const TargetRegistry &registry = TargetRegistry::getGlobal();
+    bool gpuTargets = llvm::any_of(
+        getTargets(options, registry),
+        [&](StringRef name) { return registry.lookup(name)->gpu; });
     if (failed(compiler.runPhase("input",
                                  [&](OpPassManager &pm) {
                                    InputPipelineOptions input;
@@ -260,29 +263,6 @@ LogicalResult splitList(StringRef option, StringRef value,
   return success();
 }
 
-LogicalResult parseTargets(StringRef value, SmallVector<CompileTarget> &targets,
-                           std::string &error) {
-  std::vector<std::string> names;
-  if (failed(splitList("target", value, names, error)))
-    return failure();
-  targets.clear();
-  for (const std::string &name : names) {
-    std::optional<CompileTarget> target =
-        llvm::StringSwitch<std::optional<CompileTarget>>(name)
-            .Case("host", CompileTarget::Host)
-            .Case("rocm", CompileTarget::ROCM)
-            .Case("cuda", CompileTarget::CUDA)
-            .Default(std::nullopt);
-    if (!target) {
-      error = "unsupported target '" + name +
-              "'; supported targets: host, rocm, cuda";
-      return failure();
-    }
-    targets.push_back(*target);
-  }
-  return success();
-}
-
 LogicalResult parseLevel(StringRef flag, StringRef value, unsigned &level,
                          std::string &error) {
   if (value.getAsInteger(10, level) || level > 3) {
@@ -292,18 +272,49 @@ LogicalResult parseLevel(StringRef flag, StringRef value, unsigned &level,
   return success();
 }
 
+// Parses the value of `option`, a target's flag, into `values`.
+LogicalResult parseTargetOption(const TargetOption &option, StringRef value,
+                                bool hasValue, TargetOptionValues &values,
+                                std::string &error) {
+  StringRef name = option.name;
+  if (option.kind != TargetOption::Kind::Bool && !hasValue) {
+    error = ("--" + name + " needs a value (--" + name + "=...)").str();
+    return failure();
+  }
+  switch (option.kind) {
+  case TargetOption::Kind::StringList: {
+    std::vector<std::string> items;
+    if (failed(splitList(name, value, items, error)))
+      return failure();
+    values.set(name, std::move(items));
+    return success();
+  }
+  case TargetOption::Kind::String:
+    values.set(name, value.str());
+    return success();
+  case TargetOption::Kind::Bool:
+    values.set(name, !hasValue || value == "true" || value == "1");
+    return success();
+  case TargetOption::Kind::Level: {
+    unsigned level = 0;
+    if (failed(parseLevel(name, value, level, error)))
+      return failure();
+    values.set(name, level);
+    return success();
+  }
+  }
+  llvm_unreachable("unknown option kind");
+}
+
 } // namespace
 
 LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
                                             CompileOptions &options,
-                                            std::string &error) {
-  bool rocmChips = false, cudaChips = false;
+                                            std::string &error,
+                                            const TargetRegistry &registry) {
   // The flags whose value is kept as it is written.
   auto textFlag = [&](StringRef name) -> std::string * {
     return llvm::StringSwitch<std::string *>(name)
-        .Case("rocm-device-libs", &options.rocm.deviceLibsDir)
-        .Case("host-cpu", &options.host.cpu)
-        .Case("host-features", &options.host.features)
         .Case("module-name", &options.writer.name)
         .Case("dump-intermediates", &options.dumpDir)
         .Case("parameters", &options.parametersFile)
@@ -322,33 +333,30 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
         error = ("--" + name + " needs a value (--" + name + "=...)").str();
       return hasValue;
     };
+    const TargetOption *targetOption = nullptr;
     if (name == "target") {
-      if (!needValue() || failed(parseTargets(value, options.targets, error)))
-        return failure();
-    } else if (name == "rocm-chip") {
-      rocmChips = true;
       if (!needValue() ||
-          failed(splitList(name, value, options.rocm.chips, error)))
+          failed(splitList("target", value, options.targets, error)))
         return failure();
-    } else if (name == "cuda-chip") {
-      cudaChips = true;
-      if (!needValue() ||
-          failed(splitList(name, value, options.cuda.chips, error)))
+      for (const std::string &target : options.targets) {
+        if (registry.lookup(target))
+          continue;
+        error = "unsupported target '" + target +
+                "'; supported targets: " + registry.getTargetNames();
+        return failure();
+      }
+    } else if (registry.lookupOption(name, &targetOption)) {
+      if (failed(parseTargetOption(*targetOption, value, hasValue,
+                                   options.targetOptions, error)))
         return failure();
     } else if (std::string *text = textFlag(name)) {
       if (!needValue())
         return failure();
       *text = value.str();
-    } else if (name == "cuda-layout-fragments") {
-      options.cuda.layoutFragments =
-          !hasValue || value == "true" || value == "1";
-    } else if (name == "rocm-matrix-cores") {
-      options.rocm.matrixCores = !hasValue || value == "true" || value == "1";
     } else if (name == "gpu-opt-level") {
       if (!needValue() ||
-          failed(parseLevel(name, value, options.rocm.optLevel, error)))
+          failed(parseLevel(name, value, options.shared.gpuOptLevel, error)))
         return failure();
-      options.cuda.optLevel = options.rocm.optLevel;
     } else if (name == "collective-kernel-max-bytes") {
       int64_t bytes = 0;
       if (!needValue())
@@ -371,51 +379,88 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
         return failure();
       }
       options.loadTimeParameters = value == "load";
-    } else if (name == "host-opt-level") {
-      if (!needValue() ||
-          failed(parseLevel(name, value, options.host.optLevel, error)))
-        return failure();
     } else {
-      error = ("unknown flag '--" + name +
-               "' (known: --target, --rocm-chip, --cuda-chip, "
-               "--rocm-device-libs, --rocm-matrix-cores, "
-               "--cuda-layout-fragments, --gpu-opt-level, "
-               "--host-cpu, --host-features, --host-opt-level, "
-               "--collective-kernel-max-bytes, --module-name, "
-               "--dump-intermediates, --parameters, --parameter-mode)")
+      std::string known = "--target";
+      for (const TargetInfo &target : registry.getTargets())
+        for (const TargetOption &option : target.options)
+          known += ", --" + option.name;
+      error = ("unknown flag '--" + name + "' (known: " + known +
+               ", --gpu-opt-level, --collective-kernel-max-bytes, "
+               "--module-name, --dump-intermediates, --parameters, "
+               "--parameter-mode)")
                   .str();
       return failure();
     }
   }
-  if (rocmChips && !options.has(CompileTarget::ROCM)) {
-    error = "--rocm-chip needs --target=rocm";
-    return failure();
+  // A target's flags that mean nothing without it.
+  std::vector<std::string> targets = getTargets(options, registry);
+  for (const TargetInfo &target : registry.getTargets()) {
+    if (llvm::is_contained(targets, target.name))
+      continue;
+    for (const TargetOption &option : target.options) {
+      if (option.needsTarget && options.targetOptions.contains(option.name)) {
+        error = "--" + option.name + " needs --target=" + target.name;
+        return failure();
+      }
+    }
   }
-  if (cudaChips && !options.has(CompileTarget::CUDA)) {
-    error = "--cuda-chip needs --target=cuda";
-    return failure();
-  }
-  return verifyCompileOptions(options, error);
+  return verifyCompileOptions(options, error, registry);
 }
 
 LogicalResult mlir::kiln::verifyCompileOptions(const CompileOptions &options,
-                                               std::string &error) {
-  if (options.targets.empty()) {
-    error = "no target (--target=host, rocm or cuda)";
+                                               std::string &error,
+                                               const TargetRegistry &registry) {
+  std::vector<std::string> targets = getTargets(options, registry);
+  for (const std::string &target : targets) {
+    if (registry.lookup(target))
+      continue;
+    error = "unsupported target '" + target +
+            "'; supported targets: " + registry.getTargetNames();
     return failure();
   }
-  if (options.rocm.optLevel > 3 || options.cuda.optLevel > 3 ||
-      options.host.optLevel > 3) {
+  if (options.shared.gpuOptLevel > 3) {
     error = "optimization levels must be 0 to 3";
     return failure();
   }
-  if (llvm::Error e = verifyROCMChips(options.rocm.chips)) {
-    error = "--rocm-chip: " + llvm::toString(std::move(e));
-    return failure();
-  }
-  if (llvm::Error e = verifyCUDAChips(options.cuda.chips)) {
-    error = "--cuda-chip: " + llvm::toString(std::move(e));
-    return failure();
+  // The given values of the selected targets' options, in registry order.
+  for (const TargetInfo &target : registry.getTargets()) {
+    if (!llvm::is_contained(targets, target.name))
+      continue;
+    for (const TargetOption &option : target.options) {
+      if (!options.targetOptions.contains(option.name))
+        continue;
+      const TargetOptionValue &value = options.targetOptions.get(option.name);
+      if (option.kind == TargetOption::Kind::Level &&
+          std::get<unsigned>(value) > 3) {
+        error = "optimization levels must be 0 to 3";
+        return failure();
+      }
+      if (!option.verify)
+        continue;
+      if (llvm::Error e = option.verify(value)) {
+        error = "--" + option.name + ": " + llvm::toString(std::move(e));
+        return failure();
+      }
+    }
   }
   return success();
+}
+
+FailureOr<std::vector<std::unique_ptr<TargetBackend>>>
+mlir::kiln::createTargetBackends(const CompileOptions &options,
+                                 std::string &error,
+                                 const TargetRegistry &registry) {
+  std::vector<std::unique_ptr<TargetBackend>> backends;
+  for (const std::string &name : getTargets(options, registry)) {
+    const TargetInfo *target = registry.lookup(name);
+    if (!target) {
+      error = "unsupported target '" + name +
+              "'; supported targets: " + registry.getTargetNames();
+      return failure();
+    }
+    backends.push_back(target->create(
+        registry.getOptionValues(*target, options.targetOptions),
+        options.shared));
+  }
+  return backends;
 }

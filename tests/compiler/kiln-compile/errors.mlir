@@ -38,8 +38,8 @@
 // TYPE: bad-type.mlir:1:17: error: argument #0 of function 'main' has type 'tensor<4xi4>': element type is not supported; supported: i1, i8, i16, i32, i64, f16, bf16, f32, f64
 // MALFORMED: malformed.mlir:2:{{[0-9]+}}: error:
 // BADOP: unsupported-op.mlir:2:8: error: operation 'memref.alloc' is not supported; Kiln accepts ops of func (without func.call), arith, math, linalg, tensor and tosa
-// TARGET: kiln-compile: error: unsupported target 'vulkan'; supported targets: host, rocm, cuda
-// TGTTYPO: kiln-compile: error: unsupported target 'hots'; supported targets: host, rocm, cuda
+// TARGET: kiln-compile: error: unsupported target 'vulkan'; supported targets: cuda, host, rocm
+// TGTTYPO: kiln-compile: error: unsupported target 'hots'; supported targets: cuda, host, rocm
 // TGTEMPTY: kiln-compile: error: --target='rocm,,host' has an empty item
 // TGTTWICE: kiln-compile: error: --target lists 'host' twice
 // CHIP: kiln-compile: error: --rocm-chip: unknown ROCm chip 'gfx941'; known chips: gfx908, gfx90a, gfx942, gfx950, gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201

@@ -18,9 +18,7 @@
 #include <vector>
 
 #include "kiln/HostLowering/ModuleWriter.h"
-#include "kiln/Target/CUDA/CUDATarget.h"
-#include "kiln/Target/Host/HostTarget.h"
-#include "kiln/Target/ROCM/ROCMTarget.h"
+#include "kiln/Target/TargetRegistry.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -28,14 +26,15 @@
 
 namespace mlir::kiln {
 
-enum class CompileTarget { Host, ROCM, CUDA };
-
 struct CompileOptions {
-  // What executables are compiled for, in this order (default: host).
-  SmallVector<CompileTarget> targets = {CompileTarget::Host};
-  HostTargetOptions host;
-  ROCMTargetOptions rocm;
-  CUDATargetOptions cuda;
+  // The registered targets (kiln/Target/TargetRegistry.h) executables are
+  // compiled for, in this order; empty: the registry's default (host).
+  std::vector<std::string> targets;
+  // The target options given (--rocm-chip, --host-cpu, ...), by flag name;
+  // each target's factory gets its own, defaults where not given.
+  TargetOptionValues targetOptions;
+  // Options every target may read (--gpu-opt-level).
+  SharedTargetOptions shared;
   // The input holds kiln.executable ops only, compiled as they are (tests).
   bool executablesOnly = false;
   // The safetensors or .npz archive of the program's kiln.parameter
@@ -56,27 +55,32 @@ struct CompileOptions {
   // (host), else 0 (the hip driver has none yet).
   std::optional<int64_t> collectiveKernelMaxBytes;
   static constexpr int64_t kDefaultCollectiveKernelMaxBytes = 1 << 20;
-
-  bool has(CompileTarget target) const {
-    return llvm::is_contained(targets, target);
-  }
 };
 
-// Reads kiln-compile flags ("--target=cuda,host", "--cuda-chip=sm_80",
-// "--rocm-chip=gfx942", "--rocm-device-libs=DIR", "--rocm-matrix-cores=false",
-// "--gpu-opt-level=N", "--host-cpu=CPU", "--host-features=F",
-// "--host-opt-level=N", "--collective-kernel-max-bytes=N",
-// "--module-name=NAME", "--dump-intermediates=DIR",
-// "--parameters=FILE.safetensors", "--parameter-mode=compile|load")
-// into `options`, starting from the defaults; the chips are checked. On a
-// bad flag, returns failure with `error` naming it.
-LogicalResult parseCompileFlags(ArrayRef<std::string> flags,
-                                CompileOptions &options, std::string &error);
+// Reads kiln-compile flags into `options`, starting from the defaults: the
+// driver's own ("--target=cuda,host", "--gpu-opt-level=N",
+// "--collective-kernel-max-bytes=N", "--module-name=NAME",
+// "--dump-intermediates=DIR", "--parameters=FILE.safetensors",
+// "--parameter-mode=compile|load") and those the targets of `registry` own
+// ("--rocm-chip=gfx942", "--host-cpu=CPU", ...). The selected targets'
+// option values are checked (known chips). On a bad flag, returns failure
+// with `error` naming it.
+LogicalResult
+parseCompileFlags(ArrayRef<std::string> flags, CompileOptions &options,
+                  std::string &error,
+                  const TargetRegistry &registry = TargetRegistry::getGlobal());
 
-// Checks the target options (known chips, option ranges); `error` says
-// what is wrong.
-LogicalResult verifyCompileOptions(const CompileOptions &options,
-                                   std::string &error);
+// Checks the options: registered targets, option ranges, and the values of
+// the selected targets' options (known chips); `error` says what is wrong.
+LogicalResult
+verifyCompileOptions(const CompileOptions &options, std::string &error,
+                     const TargetRegistry &registry = TargetRegistry::getGlobal());
+
+// One backend per target of `options`, in order, through the registry's
+// factories; `error` names an unregistered target.
+FailureOr<std::vector<std::unique_ptr<TargetBackend>>> createTargetBackends(
+    const CompileOptions &options, std::string &error,
+    const TargetRegistry &registry = TargetRegistry::getGlobal());
 
 // Hooks of a compile for its caller (kiln-compile applies its command-line
 // pass manager options and prints progress).

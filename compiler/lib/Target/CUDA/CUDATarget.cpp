@@ -197,3 +197,38 @@ std::unique_ptr<TargetBackend>
 mlir::kiln::createCUDATargetBackend(CUDATargetOptions options) {
   return std::make_unique<CUDATargetBackend>(std::move(options));
 }
+
+void mlir::kiln::registerCUDATarget(TargetRegistry &registry) {
+  TargetInfo target;
+  target.name = "cuda";
+  target.description = "NVIDIA GPUs: one PTX module per chip";
+  target.gpu = true;
+  TargetOption chips = {
+      "cuda-chip", TargetOption::Kind::StringList,
+      std::vector<std::string>{"sm_90"},
+      "Comma-separated NVIDIA chips of --target=cuda, one PTX each "
+      "(default: sm_90; sm_90a: H100/H200 only, with wgmma matmuls)",
+      "sm_80,sm_90"};
+  chips.needsTarget = true;
+  chips.verify = [](const TargetOptionValue &value) {
+    return verifyCUDAChips(std::get<std::vector<std::string>>(value));
+  };
+  target.options = {
+      std::move(chips),
+      {"cuda-layout-fragments", TargetOption::Kind::Bool, false,
+       "Read mma.sync fragments of contractions from one padded shared "
+       "stage by the layout table, as the AMD matrix-core forms do, "
+       "instead of cp.async stages and ldmatrix (tests the AMD data "
+       "path on NVIDIA GPUs; slower)",
+       ""},
+  };
+  target.create = [](const TargetOptionValues &values,
+                     const SharedTargetOptions &shared) {
+    CUDATargetOptions options;
+    options.chips = values.getList("cuda-chip");
+    options.layoutFragments = values.getBool("cuda-layout-fragments");
+    options.optLevel = shared.gpuOptLevel;
+    return createCUDATargetBackend(std::move(options));
+  };
+  registry.add(std::move(target));
+}

@@ -487,3 +487,30 @@ std::unique_ptr<TargetBackend>
 mlir::kiln::createHostTargetBackend(HostTargetOptions options) {
   return std::make_unique<HostTargetBackend>(std::move(options));
 }
+
+void mlir::kiln::registerHostTarget(TargetRegistry &registry) {
+  TargetInfo target;
+  target.name = "host";
+  target.description = "x86-64 CPUs: one ELF shared object per executable";
+  // Runs everywhere (the local driver is built into the runtime).
+  target.isDefault = true;
+  target.options = {
+      {"host-cpu", TargetOption::Kind::String, std::string("x86-64"),
+       "LLVM CPU name for --target=host kernels, e.g. x86-64, x86-64-v3, "
+       "znver4, native",
+       "cpu"},
+      {"host-features", TargetOption::Kind::String, std::string(),
+       "Extra LLVM target features for --target=host", "+feat,-feat"},
+      {"host-opt-level", TargetOption::Kind::Level, 3u,
+       "LLVM optimization level of host kernels (0-3)", ""},
+  };
+  target.create = [](const TargetOptionValues &values,
+                     const SharedTargetOptions &) {
+    HostTargetOptions options;
+    options.cpu = values.getString("host-cpu");
+    options.features = values.getString("host-features");
+    options.optLevel = values.getLevel("host-opt-level");
+    return createHostTargetBackend(std::move(options));
+  };
+  registry.add(std::move(target));
+}

@@ -272,3 +272,41 @@ std::unique_ptr<TargetBackend>
 mlir::kiln::createROCMTargetBackend(ROCMTargetOptions options) {
   return std::make_unique<ROCMTargetBackend>(std::move(options));
 }
+
+void mlir::kiln::registerROCMTarget(TargetRegistry &registry) {
+  TargetInfo target;
+  target.name = "rocm";
+  target.description = "AMD GPUs: one HSACO code object per chip";
+  target.gpu = true;
+  TargetOption chips = {
+      "rocm-chip", TargetOption::Kind::StringList,
+      std::vector<std::string>{"gfx942"},
+      "Comma-separated AMD chips of --target=rocm, one HSACO each "
+      "(default: gfx942)",
+      "gfx942,gfx1100"};
+  chips.needsTarget = true;
+  chips.verify = [](const TargetOptionValue &value) {
+    return verifyROCMChips(std::get<std::vector<std::string>>(value));
+  };
+  target.options = {
+      std::move(chips),
+      {"rocm-device-libs", TargetOption::Kind::String, std::string(),
+       "Directory holding AMD device-library bitcode (ocml.bc, ockl.bc); "
+       "default: the usual install places",
+       "DIR"},
+      {"rocm-matrix-cores", TargetOption::Kind::Bool, true,
+       "Use MFMA (gfx90a/942/950) and WMMA (gfx11/12) for f16 and bf16 "
+       "contractions (default: true; =false for the SIMT strategies)",
+       ""},
+  };
+  target.create = [](const TargetOptionValues &values,
+                     const SharedTargetOptions &shared) {
+    ROCMTargetOptions options;
+    options.chips = values.getList("rocm-chip");
+    options.deviceLibsDir = values.getString("rocm-device-libs");
+    options.matrixCores = values.getBool("rocm-matrix-cores");
+    options.optLevel = shared.gpuOptLevel;
+    return createROCMTargetBackend(std::move(options));
+  };
+  registry.add(std::move(target));
+}

@@ -11,6 +11,7 @@
 #include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Target/TargetBackend.h"
+#include "kiln/Target/TargetRegistry.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -81,6 +82,10 @@ compileExecutableForCUDA(ExecutableOp executable,
 // The cuda target as a TargetBackend: one "cuda:<chip>" PTX variant per
 // chip.
 std::unique_ptr<TargetBackend> createCUDATargetBackend(CUDATargetOptions options);
+
+// Registers the cuda target: --target=cuda, its flags and its backend
+// factory (called by registerAllTargets).
+void registerCUDATarget(TargetRegistry &registry);
 
 } // namespace mlir::kiln
 

@@ -9,6 +9,7 @@
 
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Target/TargetBackend.h"
+#include "kiln/Target/TargetRegistry.h"
 #include "mlir/Support/LLVM.h"
 
 #include <array>
@@ -58,6 +59,10 @@ compileExecutableForHost(ExecutableOp executable,
 // The host target as a TargetBackend (variant "host:x86_64", format
 // elf-so-v1).
 std::unique_ptr<TargetBackend> createHostTargetBackend(HostTargetOptions options);
+
+// Registers the host target: --target=host, its flags and its backend
+// factory (called by registerAllTargets).
+void registerHostTarget(TargetRegistry &registry);
 
 } // namespace mlir::kiln
 

@@ -11,6 +11,7 @@
 #include "module_constants.h" // runtime/schemas: formats the runtime loads
 #include "kiln/Dialect/Kiln/KilnOps.h"
 #include "kiln/Target/TargetBackend.h"
+#include "kiln/Target/TargetRegistry.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -102,6 +103,10 @@ compileExecutableForROCM(ExecutableOp executable,
 // The rocm target as a TargetBackend: one "rocm:<chip>" HSACO variant per
 // chip, with the kernels' register and scratch use from its metadata.
 std::unique_ptr<TargetBackend> createROCMTargetBackend(ROCMTargetOptions options);
+
+// Registers the rocm target: --target=rocm, its flags and its backend
+// factory (called by registerAllTargets).
+void registerROCMTarget(TargetRegistry &registry);
 
 } // namespace mlir::kiln
 
