@@ -362,19 +362,6 @@ kiln_status_t makeGroup(const std::vector<kiln_hal_device_t*>& devices,
   return first;
 }
 
-kiln_hal_buffer_t* allocateOn(kiln_hal_device_t* on, kiln_device_size_t size) {
-  kiln_hal_buffer_params_t params = {};
-  params.memory_type =
-      KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
-  params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING |
-                 KILN_HAL_BUFFER_USAGE_COLLECTIVE;
-  kiln_hal_buffer_t* buffer = nullptr;
-  kiln_status_t status = kiln_hal_allocator_allocate_buffer(
-      kiln_hal_device_allocator(on), &params, size ? size : 1, &buffer);
-  if (status) ADD_FAILURE() << consumeStatus(status);
-  return buffer;
-}
-
 // Runs |op| on every rank of |channels| (rank r on devices[r]) with send
 // bytes |sends[r]| into recv buffers of |recvSize| bytes (the send buffer
 // when |inPlace|). Every rank records first: if recording fails with

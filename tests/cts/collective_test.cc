@@ -90,18 +90,6 @@ class CollectiveTest : public CtsTest {
     CtsTest::TearDown();
   }
 
-  kiln_hal_buffer_t* allocateOn(kiln_hal_device_t* on, kiln_device_size_t size) {
-    kiln_hal_buffer_params_t params = {};
-    params.memory_type =
-        KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
-    params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING;
-    kiln_hal_buffer_t* buffer = nullptr;
-    kiln_status_t status = kiln_hal_allocator_allocate_buffer(
-        kiln_hal_device_allocator(on), &params, size, &buffer);
-    if (status) ADD_FAILURE() << consumeStatus(status);
-    return buffer;
-  }
-
   // Runs |ops[r]| on every rank at once with send bytes |sends[r]| and a
   // recv buffer of |recvSize| bytes (in place when |inPlace|: recv is the
   // send buffer). Returns each rank's recv bytes and status codes.
@@ -214,6 +202,79 @@ std::vector<kiln_hal_window_t *> createWindows(
   return windows;
 }
 
+// The CTS kernels (tests/cts/testdata/cts_kernels.c), on devices that run
+// host shared objects.
+class CtsKernels {
+ public:
+  // Reads the kernels' shared object; false (reported) if it cannot.
+  bool load() {
+    const char *path = std::getenv("KILN_CTS_KERNELS_PATH");
+    if (!path || !*path) path = KILN_CTS_KERNELS_PATH;
+    std::ifstream file(path, std::ios::binary);
+    binary_.assign(std::istreambuf_iterator<char>(file), {});
+    if (binary_.empty()) ADD_FAILURE() << "cannot read " << path;
+    return !binary_.empty();
+  }
+
+  // Dispatches |name| (bindings, push constants) once on |on|; returns the
+  // semaphore that reaches 1 when it is done.
+  kiln_hal_semaphore_t *dispatchOnce(kiln_hal_device_t *on, const char *name,
+                                     std::vector<kiln_hal_buffer_ref_t> bindings,
+                                     std::vector<uint32_t> constants) {
+    kiln_hal_executable_export_t kernel = {name,
+                                           {1, 1, 1},
+                                           {1, 1, 1},
+                                           uint32_t(bindings.size()),
+                                           uint32_t(constants.size()),
+                                           0};
+    kiln_hal_executable_cache_t *cache = nullptr;
+    KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
+    kiln_hal_executable_params_t params = {"elf-so-v1", binary_.data(),
+                                           binary_.size(), 1, &kernel};
+    kiln_hal_executable_t *executable = nullptr;
+    KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                                &executable));
+    kiln_hal_executable_cache_release(cache);
+    kiln_hal_command_buffer_t *cb = nullptr;
+    KILN_EXPECT_OK(kiln_hal_command_buffer_create(
+        on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_dispatch(
+        cb, executable, 0, nullptr, uint32_t(constants.size()),
+        constants.data(), uint32_t(bindings.size()), bindings.data()));
+    KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
+    kiln_hal_semaphore_t *semaphore = nullptr;
+    KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
+    uint64_t one = 1;
+    kiln_hal_semaphore_list_t signal = semaphoreList(&semaphore, &one, 1);
+    KILN_EXPECT_OK(kiln_hal_device_queue_execute(
+        on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
+    kiln_hal_command_buffer_release(cb);
+    kiln_hal_executable_release(executable);
+    return semaphore;
+  }
+
+  // The group's abort word as a kernel on |on| reads it through |window|'s
+  // peer table (the window of a |ranks|-rank group).
+  uint64_t abortWord(kiln_hal_device_t *on, kiln_hal_window_t *window,
+                     int32_t ranks) {
+    uint64_t word = ~uint64_t{0};
+    kiln_hal_buffer_t *result = allocateOn(on, 8);
+    kiln_hal_semaphore_t *semaphore = dispatchOnce(
+        on, "cts_window_abort_word",
+        {ref(kiln_hal_window_peer_table(window)), ref(result)},
+        {uint32_t(ranks)});
+    KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
+    KILN_EXPECT_OK(kiln_hal_buffer_read(result, 0, &word, 8));
+    kiln_hal_semaphore_release(semaphore);
+    kiln_hal_buffer_release(result);
+    return word;
+  }
+
+ private:
+  std::vector<uint8_t> binary_;
+};
+
 // Every rank's kernel writes through the peer table into every rank's data
 // and signals (cts_window_put); each rank then finds every peer's word and
 // signal in its own window. The memory starts zeroed, and each rank's lives
@@ -242,55 +303,14 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
                                         data.data(), kSize));
     for (uint32_t word : data) ASSERT_EQ(word, 0u) << "rank " << r;
   }
-  // The kernels: on devices that run host shared objects.
-  const char *path = std::getenv("KILN_CTS_KERNELS_PATH");
-  if (!path || !*path) path = KILN_CTS_KERNELS_PATH;
-  std::ifstream file(path, std::ios::binary);
-  std::vector<uint8_t> binary((std::istreambuf_iterator<char>(file)), {});
-  ASSERT_FALSE(binary.empty()) << "cannot read " << path;
-  // Dispatches |name| (bindings, push constants) of the CTS kernels once on
-  // |on|; returns the semaphore that reaches 1 when it is done.
-  auto dispatchOnce = [&](kiln_hal_device_t *on, const char *name,
-                          std::vector<kiln_hal_buffer_ref_t> bindings,
-                          std::vector<uint32_t> constants) {
-    kiln_hal_executable_export_t kernel = {name,
-                                           {1, 1, 1},
-                                           {1, 1, 1},
-                                           uint32_t(bindings.size()),
-                                           uint32_t(constants.size()),
-                                           0};
-    kiln_hal_executable_cache_t *cache = nullptr;
-    KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
-    kiln_hal_executable_params_t params = {"elf-so-v1", binary.data(),
-                                           binary.size(), 1, &kernel};
-    kiln_hal_executable_t *executable = nullptr;
-    KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
-                                                                &executable));
-    kiln_hal_executable_cache_release(cache);
-    kiln_hal_command_buffer_t *cb = nullptr;
-    KILN_EXPECT_OK(kiln_hal_command_buffer_create(
-        on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_begin(cb));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_dispatch(
-        cb, executable, 0, nullptr, uint32_t(constants.size()),
-        constants.data(), uint32_t(bindings.size()), bindings.data()));
-    KILN_EXPECT_OK(kiln_hal_command_buffer_end(cb));
-    kiln_hal_semaphore_t *semaphore = nullptr;
-    KILN_EXPECT_OK(kiln_hal_semaphore_create(on, 0, &semaphore));
-    uint64_t one = 1;
-    kiln_hal_semaphore_list_t signal = semaphoreList(&semaphore, &one, 1);
-    KILN_EXPECT_OK(kiln_hal_device_queue_execute(
-        on, KILN_HAL_QUEUE_AFFINITY_ANY, nullptr, &signal, 1, &cb, nullptr));
-    kiln_hal_command_buffer_release(cb);
-    kiln_hal_executable_release(executable);
-    return semaphore;
-  };
+  CtsKernels kernels;
+  ASSERT_TRUE(kernels.load());
   std::vector<kiln_hal_semaphore_t *> done;
   for (int32_t r = 0; r < ranks; ++r)
-    done.push_back(
-        dispatchOnce(devices[size_t(r)], "cts_window_put",
-                     {ref(kiln_hal_window_peer_table(windows[size_t(r)]))},
-                     {uint32_t(r), uint32_t(ranks)}));
+    done.push_back(kernels.dispatchOnce(
+        devices[size_t(r)], "cts_window_put",
+        {ref(kiln_hal_window_peer_table(windows[size_t(r)]))},
+        {uint32_t(r), uint32_t(ranks)}));
   for (kiln_hal_semaphore_t *semaphore : done) {
     KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
     kiln_hal_semaphore_release(semaphore);
@@ -298,18 +318,7 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
   // The group's abort word: zero while every rank holds its window, set
   // once one lets it go (compiled collectives waiting for a peer stop).
   auto abortWord = [&](int32_t r) {
-    kiln_hal_device_t *on = devices[size_t(r)];
-    uint64_t word = ~uint64_t{0};
-    kiln_hal_buffer_t *result = allocateOn(on, 8);
-    kiln_hal_semaphore_t *semaphore = dispatchOnce(
-        on, "cts_window_abort_word",
-        {ref(kiln_hal_window_peer_table(windows[size_t(r)])), ref(result)},
-        {uint32_t(ranks)});
-    KILN_EXPECT_OK(kiln_hal_semaphore_wait(semaphore, 1, kLongTimeout));
-    KILN_EXPECT_OK(kiln_hal_buffer_read(result, 0, &word, 8));
-    kiln_hal_semaphore_release(semaphore);
-    kiln_hal_buffer_release(result);
-    return word;
+    return kernels.abortWord(devices[size_t(r)], windows[size_t(r)], ranks);
   };
   EXPECT_EQ(abortWord(ranks - 1), 0u);
   // Rank 0 lets its window go first: the others still read its memory.
@@ -334,6 +343,53 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
       EXPECT_EQ(signals[slot], 0u) << "rank " << r << ", slot " << slot;
     kiln_hal_window_release(windows[size_t(r)]);
   }
+}
+
+// A failed submission on a rank's device aborts the windows of that device's
+// channels: compiled collectives on every rank stop waiting for a rank
+// whose later work will never run (drivers/common/window_aborts.h).
+TEST_P(CollectiveTest, FailedSubmissionAbortsTheWindowGroup) {
+  bool unimplemented = false;
+  std::vector<kiln_hal_window_t *> windows = createWindows(
+      channels,
+      std::vector<kiln_hal_window_params_t>(size_t(ranks), {256, 4}),
+      &unimplemented);
+  if (unimplemented) GTEST_SKIP() << "driver has no symmetric windows";
+  ASSERT_EQ(windows.size(), size_t(ranks));
+  CtsKernels kernels;
+  ASSERT_TRUE(kernels.load());
+  EXPECT_EQ(kernels.abortWord(devices[0], windows[0], ranks), 0u);
+  // A submission of the last rank waits for a semaphore that fails.
+  kiln_hal_device_t *last = devices.back();
+  kiln_hal_semaphore_t *input = nullptr, *done = nullptr;
+  KILN_ASSERT_OK(kiln_hal_semaphore_create(last, 0, &input));
+  KILN_ASSERT_OK(kiln_hal_semaphore_create(last, 0, &done));
+  kiln_hal_command_buffer_t *cb = nullptr;
+  KILN_ASSERT_OK(kiln_hal_command_buffer_create(
+      last, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+  KILN_ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+  KILN_ASSERT_OK(kiln_hal_command_buffer_end(cb));
+  uint64_t one = 1;
+  kiln_hal_semaphore_list_t wait = semaphoreList(&input, &one, 1);
+  kiln_hal_semaphore_list_t signal = semaphoreList(&done, &one, 1);
+  KILN_ASSERT_OK(kiln_hal_device_queue_execute(
+      last, KILN_HAL_QUEUE_AFFINITY_ANY, &wait, &signal, 1, &cb, nullptr));
+  // Nothing failed yet: the group is whole.
+  EXPECT_EQ(kernels.abortWord(devices[0], windows[0], ranks), 0u);
+  kiln_hal_semaphore_fail(input, kiln_make_status(KILN_STATUS_ABORTED,
+                                                  "cts: an input never came"));
+  kiln_status_t status = kiln_hal_semaphore_wait(done, 1, kLongTimeout);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ABORTED);
+  kiln_status_free(status);
+  // Every rank's kernels see the group aborted, the failed rank's too.
+  for (int32_t r = 0; r < ranks; ++r)
+    EXPECT_NE(kernels.abortWord(devices[size_t(r)], windows[size_t(r)], ranks),
+              0u)
+        << "rank " << r;
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_semaphore_release(input);
+  kiln_hal_semaphore_release(done);
+  for (kiln_hal_window_t *window : windows) kiln_hal_window_release(window);
 }
 
 // Ranks that ask for different windows all fail (none waits forever), the

@@ -98,6 +98,22 @@ inline kiln_hal_semaphore_list_t semaphoreList(kiln_hal_semaphore_t** semaphores
   return {count, semaphores, values};
 }
 
+// A mappable buffer of |size| bytes (at least 1) on |on|, usable by
+// dispatches and collectives; null (reported) if allocation fails.
+inline kiln_hal_buffer_t* allocateOn(kiln_hal_device_t* on,
+                                     kiln_device_size_t size) {
+  kiln_hal_buffer_params_t params = {};
+  params.memory_type =
+      KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL | KILN_HAL_MEMORY_TYPE_HOST_VISIBLE;
+  params.usage = KILN_HAL_BUFFER_USAGE_DEFAULT | KILN_HAL_BUFFER_USAGE_MAPPING |
+                 KILN_HAL_BUFFER_USAGE_COLLECTIVE;
+  kiln_hal_buffer_t* buffer = nullptr;
+  kiln_status_t status = kiln_hal_allocator_allocate_buffer(
+      kiln_hal_device_allocator(on), &params, size ? size : 1, &buffer);
+  if (status) ADD_FAILURE() << consumeStatus(status);
+  return buffer;
+}
+
 constexpr kiln_duration_t kMillisecond = 1000 * 1000;
 // Generous bound for things that must happen "soon" (sanitizer builds on a
 // loaded 2-core CI machine are slow).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -235,78 +236,147 @@ TEST(CompilerAPI, OneSessionCompilesOnManyThreads) {
 // releases its module (and with it its window), the waiting rank's call
 // fails at once with the kernel's status 4 instead of waiting out the
 // kernel's 120 s bound.
-TEST(CompilerAPI, CompiledCollectiveEndsWhenAPeerLeaves) {
-  const std::string program = R"(
+// An all_reduce compiled to a kernel (the host target's default) and
+// loaded on two local devices of one group; loading creates the windows.
+class CompiledCollective : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const std::string program = R"(
 shard.grid @grid(shape = 2)
 func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = shard.all_reduce %x on @grid grid_axes = [0] : tensor<8xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 )";
-  Session s;
-  ASSERT_NE(s.session, nullptr) << s.error;
-  Output output(s, program, "allreduce.mlir");
-  ASSERT_TRUE(kiln_compiler_output_ok(output.output)) << output.diagnostics();
-  size_t size = 0;
-  const void *bytes = kiln_compiler_output_module(output.output, &size);
+    Session s;
+    ASSERT_NE(s.session, nullptr) << s.error;
+    Output output(s, program, "allreduce.mlir");
+    ASSERT_TRUE(kiln_compiler_output_ok(output.output)) << output.diagnostics();
+    size_t size = 0;
+    const void *bytes = kiln_compiler_output_module(output.output, &size);
 
-  kiln_instance_options_t options = {};
-  options.ignore_plugin_environment = true;
-  kiln_instance_t *instance = nullptr;
-  ASSERT_EQ(kiln_instance_create(&options, &instance), nullptr);
-  kiln_device_t *devices[2] = {nullptr, nullptr};
-  ASSERT_EQ(kiln_device_create(instance, "local://0", &devices[0]), nullptr);
-  ASSERT_EQ(kiln_device_create(instance, "local://1", &devices[1]), nullptr);
-  kiln_collective_group_params_t params = {2, 0, nullptr, 0};
-  kiln_collective_group_t *group = nullptr;
-  ASSERT_EQ(kiln_collective_group_create(devices, 2, &params, &group), nullptr);
-  // Loading creates the windows: collective, one thread per rank.
-  kiln_module_t *modules[2] = {nullptr, nullptr};
-  kiln_status_t loaded[2] = {nullptr, nullptr};
-  {
-    std::vector<std::thread> threads;
+    kiln_instance_options_t options = {};
+    options.ignore_plugin_environment = true;
+    ASSERT_EQ(kiln_instance_create(&options, &instance), nullptr);
     for (int r = 0; r < 2; ++r)
-      threads.emplace_back([&, r] {
-        loaded[r] =
-            kiln_module_load_memory(devices[r], bytes, size, &modules[r]);
-      });
-    for (std::thread &thread : threads)
-      thread.join();
+      ASSERT_EQ(kiln_device_create(instance,
+                                   r == 0 ? "local://0" : "local://1",
+                                   &devices[r]),
+                nullptr);
+    kiln_collective_group_params_t params = {2, 0, nullptr, 0};
+    ASSERT_EQ(kiln_collective_group_create(devices, 2, &params, &group),
+              nullptr);
+    // Loading creates the windows: collective, one thread per rank.
+    kiln_status_t loaded[2] = {nullptr, nullptr};
+    {
+      std::vector<std::thread> threads;
+      for (int r = 0; r < 2; ++r)
+        threads.emplace_back([&, r] {
+          loaded[r] =
+              kiln_module_load_memory(devices[r], bytes, size, &modules[r]);
+        });
+      for (std::thread &thread : threads)
+        thread.join();
+    }
+    ASSERT_EQ(loaded[0], nullptr) << kiln_status_message(loaded[0]);
+    ASSERT_EQ(loaded[1], nullptr) << kiln_status_message(loaded[1]);
+    const int64_t shape[1] = {8};
+    const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(kiln_module_lookup_function(modules[r], "main", &functions[r]),
+                nullptr);
+      ASSERT_EQ(kiln_buffer_view_create_from_host(devices[r],
+                                                  KILN_ELEMENT_TYPE_F32, 1,
+                                                  shape, x, sizeof(x),
+                                                  &inputs[r]),
+                nullptr);
+    }
   }
-  ASSERT_EQ(loaded[0], nullptr) << kiln_status_message(loaded[0]);
-  ASSERT_EQ(loaded[1], nullptr) << kiln_status_message(loaded[1]);
 
-  kiln_function_t *function = nullptr;
-  ASSERT_EQ(kiln_module_lookup_function(modules[0], "main", &function),
-            nullptr);
-  const int64_t shape[1] = {8};
-  const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-  kiln_buffer_view_t *input = nullptr;
-  ASSERT_EQ(kiln_buffer_view_create_from_host(devices[0], KILN_ELEMENT_TYPE_F32,
-                                              1, shape, x, sizeof(x), &input),
-            nullptr);
-  kiln_buffer_view_t *out = nullptr;
-  kiln_status_t called = nullptr;
-  auto begin = std::chrono::steady_clock::now();
-  std::thread caller(
-      [&] { called = kiln_function_call(function, 1, &input, 1, &out); });
-  // Rank 1 never calls; it leaves.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kiln_module_release(modules[1]);
-  caller.join();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-          .count();
-  ASSERT_NE(called, nullptr) << "the call should fail: its peer left";
-  std::string message = kiln_status_message(called);
+  void TearDown() override {
+    for (int r = 0; r < 2; ++r) {
+      kiln_buffer_view_release(inputs[r]);
+      kiln_module_release(modules[r]);
+    }
+    kiln_collective_group_release(group);
+    for (int r = 0; r < 2; ++r)
+      kiln_device_release(devices[r]);
+    kiln_instance_release(instance);
+  }
+
+  // Calls rank 0's function while `peer` runs; returns the call's status
+  // message ("" on success) and its seconds.
+  std::pair<std::string, double> callRankZeroWhile(std::function<void()> peer) {
+    kiln_buffer_view_t *out = nullptr;
+    kiln_status_t called = nullptr;
+    auto begin = std::chrono::steady_clock::now();
+    std::thread caller([&] {
+      called = kiln_function_call(functions[0], 1, &inputs[0], 1, &out);
+    });
+    peer();
+    caller.join();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
+    std::string message = called ? kiln_status_message(called) : "";
+    kiln_status_free(called);
+    kiln_buffer_view_release(out);
+    return {message, seconds};
+  }
+
+  kiln_instance_t *instance = nullptr;
+  kiln_device_t *devices[2] = {nullptr, nullptr};
+  kiln_collective_group_t *group = nullptr;
+  kiln_module_t *modules[2] = {nullptr, nullptr};
+  kiln_function_t *functions[2] = {nullptr, nullptr};
+  kiln_buffer_view_t *inputs[2] = {nullptr, nullptr};
+};
+
+TEST_F(CompiledCollective, EndsWhenAPeerLeaves) {
+  auto [message, seconds] = callRankZeroWhile([&] {
+    // Rank 1 never calls; it leaves.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kiln_module_release(modules[1]);
+    modules[1] = nullptr;
+  });
+  ASSERT_NE(message, "") << "the call should fail: its peer left";
   EXPECT_NE(message.find("failed with code 4"), std::string::npos) << message;
   EXPECT_LT(seconds, 30.0) << message;
-  kiln_status_free(called);
-  kiln_buffer_view_release(out);
-  kiln_buffer_view_release(input);
-  kiln_module_release(modules[0]);
-  kiln_collective_group_release(group);
-  kiln_device_release(devices[0]);
-  kiln_device_release(devices[1]);
-  kiln_instance_release(instance);
+}
+
+// A rank whose submission fails never runs its part of the call: its device
+// aborts the group's windows, so the peer's kernel ends at once instead of
+// waiting out its 120 s bound, and later calls of the group fail alike.
+TEST_F(CompiledCollective, EndsWhenAPeersSubmissionFails) {
+  kiln_fence_t *wait = nullptr, *done = nullptr;
+  ASSERT_EQ(kiln_fence_create(devices[1], &wait), nullptr);
+  ASSERT_EQ(kiln_fence_create(devices[1], &done), nullptr);
+  kiln_buffer_view_t *peerOut = nullptr;
+  auto [message, seconds] = callRankZeroWhile([&] {
+    // Rank 1's call waits for a fence that fails: it fails without running.
+    ASSERT_EQ(kiln_function_call_async(functions[1], 1, &inputs[1], wait, done,
+                                       1, &peerOut),
+              nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kiln_status_t why = kiln_make_status(KILN_STATUS_ABORTED, "test: the "
+                                         "input of rank 1 never came");
+    kiln_fence_fail(wait, why);
+    kiln_status_free(why);
+  });
+  ASSERT_NE(message, "") << "the call should fail: its peer's failed";
+  EXPECT_NE(message.find("failed with code 4"), std::string::npos) << message;
+  EXPECT_LT(seconds, 30.0) << message;
+  kiln_status_t peer = kiln_fence_wait(done, INT64_MAX);
+  ASSERT_NE(peer, nullptr);
+  EXPECT_NE(std::string(kiln_status_message(peer)).find("never came"),
+            std::string::npos)
+      << kiln_status_message(peer);
+  kiln_status_free(peer);
+  // The group stays aborted: the next call fails at once.
+  auto [again, againSeconds] = callRankZeroWhile([] {});
+  EXPECT_NE(again.find("failed with code 4"), std::string::npos) << again;
+  EXPECT_LT(againSeconds, 5.0) << again;
+  kiln_buffer_view_release(peerOut);
+  kiln_fence_release(wait);
+  kiln_fence_release(done);
 }

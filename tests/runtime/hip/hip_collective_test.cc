@@ -350,6 +350,66 @@ TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
   kiln_hal_buffer_release(buffer);
 }
 
+// A failed submission on one logical rank sets its group's abort word (in
+// pinned host memory, which the host reads at the kernels' address), so
+// that the other ranks' compiled collectives stop waiting for it.
+TEST_F(HipDeviceTest, LogicalFailedSubmissionAbortsTheWindowGroup) {
+  if (count < 1) GTEST_SKIP() << "no GPU";
+  for (int i = 0; i < 2; ++i) {
+    kiln_hal_device_t* device = nullptr;
+    ASSERT_OK(kiln_hal_driver_create_device_with_options(driver, 0, "logical=1",
+                                                         &device));
+    devices.push_back(device);
+  }
+  joinChannels();
+  if (IsSkipped() || HasFatalFailure()) return;
+  std::vector<kiln_hal_window_t*> windows(2, nullptr);
+  std::vector<kiln_status_t> statuses(2, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      kiln_hal_window_params_t params = {256, 4};
+      statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (kiln_status_t status : statuses) ASSERT_OK(status);
+  // 2 data and 2 signal addresses, then the group's abort word.
+  uint64_t table[5] = {};
+  readBack(0, kiln_hal_window_peer_table(windows[0]), table, sizeof(table));
+  ASSERT_NE(table[4], 0u);
+  auto abortWord = [&] {
+    return __atomic_load_n(reinterpret_cast<uint64_t*>(uintptr_t(table[4])),
+                           __ATOMIC_ACQUIRE);
+  };
+  EXPECT_EQ(abortWord(), 0u);
+  // Rank 1 submits work that waits for a semaphore which then fails.
+  kiln_hal_semaphore_t *input = nullptr, *done = nullptr;
+  ASSERT_OK(kiln_hal_semaphore_create(devices[1], 0, &input));
+  ASSERT_OK(kiln_hal_semaphore_create(devices[1], 0, &done));
+  kiln_hal_command_buffer_t* cb = nullptr;
+  ASSERT_OK(kiln_hal_command_buffer_create(
+      devices[1], KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb));
+  ASSERT_OK(kiln_hal_command_buffer_begin(cb));
+  ASSERT_OK(kiln_hal_command_buffer_end(cb));
+  uint64_t one = 1;
+  kiln_hal_semaphore_list_t wait = {1, &input, &one};
+  kiln_hal_semaphore_list_t signal = {1, &done, &one};
+  ASSERT_OK(kiln_hal_device_queue_execute(devices[1],
+                                          KILN_HAL_QUEUE_AFFINITY_ANY, &wait,
+                                          &signal, 1, &cb, nullptr));
+  EXPECT_EQ(abortWord(), 0u);
+  kiln_hal_semaphore_fail(input, kiln_make_status(KILN_STATUS_ABORTED,
+                                                  "test: no input"));
+  kiln_status_t status = kiln_hal_semaphore_wait(done, 1, kTimeout);
+  EXPECT_EQ(kiln_status_code(status), KILN_STATUS_ABORTED);
+  kiln_status_free(status);
+  EXPECT_EQ(abortWord(), 1u);
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_semaphore_release(input);
+  kiln_hal_semaphore_release(done);
+  for (kiln_hal_window_t* window : windows) kiln_hal_window_release(window);
+}
+
 TEST_F(HipDeviceTest, ChannelIdIsAUniqueIdAndOtherIdsAreRefused) {
   open(1);
   if (IsSkipped() || HasFatalFailure()) return;

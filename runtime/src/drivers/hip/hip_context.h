@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "drivers/common/block_cache.h"
+#include "drivers/common/window_aborts.h"
 #include "drivers/common/resource.h"
 #include "drivers/hip/hip_options.h"
 #include "drivers/hip/hip_platform.h"
@@ -58,6 +59,10 @@ struct DeviceContext {
   // Communicators of the channels made on this device (aborted when the
   // device is destroyed while a collective still waits for its peers).
   std::shared_ptr<CommList> comms;
+  // The abort words of the windows of this device's logical channels, set
+  // when a submission fails (drivers/common/window_aborts.h).
+  std::shared_ptr<drivers::WindowAborts> windowAborts =
+      std::make_shared<drivers::WindowAborts>();
   bool memoryPoolsSupported = false;
   bool managedMemorySupported = false;
   size_t totalMemory = 0;

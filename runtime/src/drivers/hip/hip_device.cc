@@ -492,6 +492,9 @@ void HipDevice::finish(Completion &completion, const hipError_t *eventResult) {
   signal.semaphores.swap(operation.signal.semaphores);
   signal.values.swap(operation.signal.values);
   completion.operation.reset();
+  // This rank's part of later collective calls never runs: its peers'
+  // compiled collectives must not wait for it.
+  if (status) ctx.windowAborts->abortAll();
   drivers::signalOrFail(*hostApi(), signal, status);
   freeStatus(status);
 }

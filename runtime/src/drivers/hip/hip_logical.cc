@@ -30,7 +30,7 @@ struct RankMemory {
   kiln_hal_buffer_t* signals = nullptr;
   // Pinned host memory that kernels read at the same address: rank 0's is
   // the group's abort word (the peer table's last entry), set when any
-  // rank releases its window.
+  // rank releases its window or a rank's device fails a submission.
   uint64_t* abort = nullptr;
   ~RankMemory() {
     if (data) kiln_hal_resource_release(&data->resource);
@@ -329,6 +329,9 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
         uint64_t(uintptr_t(storageOf(all[size_t(r)]->memory->signals)));
   }
   table[2 * size_t(group.count)] = uint64_t(uintptr_t(all[0]->memory->abort));
+  // A failed submission on this rank's device aborts the group.
+  context->windowAborts->add(
+      std::shared_ptr<uint64_t>(all[0]->memory, all[0]->memory->abort));
   status = zeroedBuffer(context, 8 * table.size(), &window->peerTable);
   Platform& platform = *context->platform;
   if (!status)

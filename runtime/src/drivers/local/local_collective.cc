@@ -70,8 +70,10 @@ namespace {
 struct LocalChannel {
   kiln_hal_channel_t base;
   std::shared_ptr<CollectiveGroup> group;
-  // The memory of the device the channel was created on (its windows').
+  // The memory of the device the channel was created on (its windows'), and
+  // where that device keeps its windows' abort words.
   std::shared_ptr<drivers::BlockCache> blocks;
+  std::shared_ptr<drivers::WindowAborts> aborts;
 };
 
 LocalChannel* cast(kiln_hal_channel_t* base) {
@@ -101,6 +103,7 @@ const kiln_hal_channel_vtable_t kChannelVTable = {destroyChannel, splitChannel,
 // channel.
 kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
                          std::shared_ptr<drivers::BlockCache> blocks,
+                         std::shared_ptr<drivers::WindowAborts> aborts,
                          kiln_hal_channel_t** outChannel) {
   auto* channel = new (std::nothrow) LocalChannel();
   if (!channel) {
@@ -114,6 +117,7 @@ kiln_status_t newChannel(std::shared_ptr<CollectiveGroup> group, int32_t rank,
   channel->base.count = group->count;
   channel->group = std::move(group);
   channel->blocks = std::move(blocks);
+  channel->aborts = std::move(aborts);
   *outChannel = &channel->base;
   return nullptr;
 }
@@ -124,8 +128,9 @@ struct WindowMemory {
   kiln_hal_buffer_t* data = nullptr;
   kiln_hal_buffer_t* signals = nullptr;
   // Rank 0's is the group's abort word (the peer table's last entry): set
-  // when any rank releases its window.
-  std::atomic<uint64_t> abort{0};
+  // when any rank releases its window or a rank's device fails a
+  // submission. Kernels read it with atomic loads.
+  uint64_t abort = 0;
   ~WindowMemory() {
     kiln_hal_buffer_release(data);
     kiln_hal_buffer_release(signals);
@@ -140,7 +145,7 @@ struct LocalWindow {
 void destroyWindow(kiln_hal_resource_t* resource) {
   auto* window = reinterpret_cast<LocalWindow*>(resource);
   // A rank that leaves aborts the kernels that still wait for it.
-  window->ranks[0]->abort.store(1, std::memory_order_release);
+  __atomic_store_n(&window->ranks[0]->abort, uint64_t{1}, __ATOMIC_RELEASE);
   kiln_hal_buffer_release(window->base.peer_table);
   delete window;
 }
@@ -226,6 +231,9 @@ kiln_status_t createWindow(kiln_hal_channel_t* base,
     }
     addresses[2 * group.count] =
         reinterpret_cast<uintptr_t>(&window->ranks[0]->abort);
+    // A failed submission on this rank's device aborts the group.
+    channel->aborts->add(std::shared_ptr<uint64_t>(window->ranks[0],
+                                                   &window->ranks[0]->abort));
   }
   // Every rank holds its references: the published entries may go.
   roundStatus = group.barrier({});
@@ -320,7 +328,8 @@ kiln_status_t splitChannel(kiln_hal_channel_t* base, int32_t color,
     }
     return status;
   }
-  return newChannel(std::move(sub), subRank, cast(base)->blocks, outChannel);
+  return newChannel(std::move(sub), subRank, cast(base)->blocks,
+                    cast(base)->aborts, outChannel);
 }
 
 constexpr auto kCancelPoll = std::chrono::milliseconds(20);
@@ -751,6 +760,7 @@ kiln_status_t CollectiveHub::createChannelId(uint8_t* outId, size_t capacity,
 kiln_status_t CollectiveHub::createChannel(
     const kiln_hal_channel_params_t* params,
     std::shared_ptr<drivers::BlockCache> blocks,
+    std::shared_ptr<drivers::WindowAborts> aborts,
     kiln_hal_channel_t** outChannel) {
   std::string key(static_cast<const char*>(params->id), params->id_length);
   key += "/" + std::to_string(params->count);
@@ -778,7 +788,7 @@ kiln_status_t CollectiveHub::createChannel(
     group->joined[size_t(params->rank)] = true;
   }
   return newChannel(std::move(group), params->rank, std::move(blocks),
-                    outChannel);
+                    std::move(aborts), outChannel);
 }
 
 bool isLocalChannel(kiln_hal_channel_t* channel) {

@@ -45,6 +45,7 @@
 #include <string>
 
 #include "drivers/common/block_cache.h"
+#include "drivers/common/window_aborts.h"
 #include "kiln/hal/driver_abi.h"
 
 // All-reduces of at least this many bytes use the parallel algorithm
@@ -61,9 +62,11 @@ struct CollectiveGroup;
 class CollectiveHub {
  public:
   // |blocks| is the memory of the device the channel is created on (where
-  // its symmetric windows live).
+  // its symmetric windows live); its windows' abort words go to |aborts|,
+  // which that device sets when a submission fails (window_aborts.h).
   kiln_status_t createChannel(const kiln_hal_channel_params_t* params,
                               std::shared_ptr<drivers::BlockCache> blocks,
+                              std::shared_ptr<drivers::WindowAborts> aborts,
                               kiln_hal_channel_t** outChannel);
   // A process-unique id: "local-group-<n>".
   kiln_status_t createChannelId(uint8_t* outId, size_t capacity,

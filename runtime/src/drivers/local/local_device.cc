@@ -30,6 +30,10 @@ struct LocalDevice {
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<CollectiveHub> hub;
   std::shared_ptr<drivers::BlockCache> blocks;
+  // The abort words of the windows of this device's channels: set when a
+  // submission fails (drivers/common/window_aborts.h).
+  std::shared_ptr<drivers::WindowAborts> windowAborts =
+      std::make_shared<drivers::WindowAborts>();
   LocalAllocator allocator;
 
   drivers::OperationQueue<Operation> queue;
@@ -113,6 +117,9 @@ void LocalDevice::queueMain() {
     signal.semaphores.swap(operation->signal.semaphores);
     signal.values.swap(operation->signal.values);
     operation.reset();
+    // This rank's part of later collective calls never runs: its peers'
+    // compiled collectives must not wait for it.
+    if (status) windowAborts->abortAll();
     drivers::signalOrFail(*kiln_hal_host_api(), signal, status);
     kiln_status_free(status);
   }
@@ -166,7 +173,8 @@ kiln_status_t createExecutableCacheFn(kiln_hal_device_t*,
 kiln_status_t createChannel(kiln_hal_device_t* base,
                             const kiln_hal_channel_params_t* params,
                             kiln_hal_channel_t** outChannel) {
-  return cast(base)->hub->createChannel(params, cast(base)->blocks, outChannel);
+  return cast(base)->hub->createChannel(params, cast(base)->blocks,
+                                       cast(base)->windowAborts, outChannel);
 }
 
 kiln_status_t createChannelId(kiln_hal_device_t* base, uint8_t* outId,
