@@ -28,6 +28,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::kiln {
@@ -114,10 +115,34 @@ private:
     memref::StoreOp::create(b, loc, value, memref, position,
                             /*nontemporal=*/false, llvm::Align(8));
   }
-  // A loop over [begin, end) shared by the workgroup's threads.
-  scf::ForOp sharedLoop(Value begin, Value end, Value thread, int64_t threads) {
-    return scf::ForOp::create(b, loc, add(begin, thread), end, index(threads));
+  // A loop over [begin, end) shared by the workgroup's threads, each
+  // taking `width` consecutive elements per step.
+  scf::ForOp sharedLoop(Value begin, Value end, Value thread, int64_t threads,
+                        int64_t width = 1) {
+    return scf::ForOp::create(b, loc, add(begin, mul(thread, index(width))),
+                              end, index(threads * width));
   }
+  // `width` elements of memref `buffer` at `position` (one element when
+  // `width` is 1, else a vector of them, at the alignment of its size).
+  Value loadElements(Value buffer, Value position, int64_t width) {
+    if (width == 1)
+      return memref::LoadOp::create(b, loc, buffer, position);
+    return vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                  buffer, position, /*nontemporal=*/false,
+                                  llvm::Align(width * elementBytes()));
+  }
+  void storeElements(Value value, Value buffer, Value position,
+                     int64_t width) {
+    if (width == 1) {
+      memref::StoreOp::create(b, loc, value, buffer, position);
+      return;
+    }
+    vector::StoreOp::create(b, loc, value, buffer, position,
+                            /*nontemporal=*/false,
+                            llvm::Align(width * elementBytes()));
+  }
+  int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
+  int64_t vectorWidth();
   void barrier() {
     if (!isHost())
       gpu::BarrierOp::create(b, loc);
@@ -144,6 +169,22 @@ private:
   Type element;
   func::FuncOp timeFn, yieldFn;
 };
+
+// GPU threads move 16 bytes per access where every range a thread touches
+// splits into such vectors: element sizes of whole bytes (not i1), the count
+// and the workgroups' chunk multiples of the vector. Bindings and window
+// memory are 16-byte aligned (host_abi.h, the drivers). The host form stays
+// scalar: one thread per workgroup walks its chunk contiguously, which LLVM
+// vectorizes itself.
+int64_t WindowCollectiveLowering::vectorWidth() {
+  if (isHost() || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() % 8 != 0 || elementBytes() > 16)
+    return 1;
+  int64_t width = 16 / elementBytes();
+  if (count % width != 0 || op.getChunk() % width != 0)
+    return 1;
+  return width;
+}
 
 func::FuncOp WindowCollectiveLowering::declareLibc(StringRef name,
                                                    FunctionType type) {
@@ -256,7 +297,7 @@ Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start,
 }
 
 Value WindowCollectiveLowering::combine(Value acc, Value next) {
-  Type type = acc.getType();
+  Type type = getElementTypeOrSelf(acc.getType());
   bool isFloat = isa<FloatType>(type);
   bool isBool = type.isInteger(1);
   switch (op.getReduction()) {
@@ -304,38 +345,49 @@ void WindowCollectiveLowering::readPeers(Value half, Value begin, Value end,
   SmallVector<Value> peerData;
   for (int64_t r = 0; r < ranks; ++r)
     peerData.push_back(pointer(peerEntry(index(r))));
-  auto loop = sharedLoop(begin, end, thread, threads);
+  int64_t width = vectorWidth();
+  auto loop = sharedLoop(begin, end, thread, threads, width);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value i = loop.getInductionVar();
+  // What one thread moves per step: an element, or a vector of `width`.
+  auto typeOf = [&](Type scalar) -> Type {
+    return width == 1 ? scalar : VectorType::get({width}, scalar);
+  };
   auto loadFrom = [&](int64_t r) -> Value {
     return LLVM::LoadOp::create(
-        b, loc, element, elementPointer(peerData[r], element, add(half, i)));
+        b, loc, typeOf(element),
+        elementPointer(peerData[r], element, add(half, i)),
+        /*alignment=*/unsigned(width * elementBytes()));
   };
   if (op.getKind() == CollectiveKind::AllGather) {
     for (int64_t r = 0; r < ranks; ++r)
-      memref::StoreOp::create(b, loc, loadFrom(r), op.getRecv(),
-                              ValueRange{add(i, index(r * count))});
+      storeElements(loadFrom(r), op.getRecv(), add(i, index(r * count)),
+                    width);
     return;
   }
   auto floatType = dyn_cast<FloatType>(element);
   bool widen = floatType && floatType.getWidth() < 32;
   auto load = [&](int64_t r) -> Value {
     Value v = loadFrom(r);
-    return widen ? arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult()
+    return widen ? arith::ExtFOp::create(b, loc, typeOf(b.getF32Type()), v)
+                       .getResult()
                  : v;
   };
   Value acc = load(0);
   for (int64_t r = 1; r < ranks; ++r)
     acc = combine(acc, load(r));
-  if (op.getReduction() == ReductionKind::Avg)
-    acc = arith::DivFOp::create(
-        b, loc, acc,
-        arith::ConstantOp::create(
-            b, loc, b.getFloatAttr(acc.getType(), double(ranks))));
+  if (op.getReduction() == ReductionKind::Avg) {
+    Type accElement = getElementTypeOrSelf(acc.getType());
+    TypedAttr divisor = b.getFloatAttr(accElement, double(ranks));
+    if (auto vectorType = dyn_cast<VectorType>(acc.getType()))
+      divisor = DenseElementsAttr::get(vectorType, divisor);
+    acc = arith::DivFOp::create(b, loc, acc,
+                                arith::ConstantOp::create(b, loc, divisor));
+  }
   if (widen)
-    acc = arith::TruncFOp::create(b, loc, element, acc);
-  memref::StoreOp::create(b, loc, acc, op.getRecv(), i);
+    acc = arith::TruncFOp::create(b, loc, typeOf(element), acc);
+  storeElements(acc, op.getRecv(), i, width);
 }
 
 Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
@@ -393,13 +445,13 @@ Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
   Value end =
       arith::MinSIOp::create(b, loc, add(begin, index(chunk)), index(count));
   {
-    auto copy = sharedLoop(begin, end, thread, threads);
+    int64_t width = vectorWidth();
+    auto copy = sharedLoop(begin, end, thread, threads, width);
     OpBuilder::InsertionGuard loopGuard(b);
     b.setInsertionPointToStart(copy.getBody());
     Value i = copy.getInductionVar();
-    Value value = memref::LoadOp::create(b, loc, op.getSend(), i);
-    memref::StoreOp::create(b, loc, value, op.getData(),
-                            ValueRange{add(half, i)});
+    storeElements(loadElements(op.getSend(), i, width), op.getData(),
+                  add(half, i), width);
   }
 
   // Release: the copy is visible to any rank that acquires the flag.

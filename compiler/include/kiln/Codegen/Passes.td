@@ -192,7 +192,10 @@ def GPULowerWindowCollectivesPass
     system scope), a barrier, then thread p release-stores the epoch into
     rank p's flag slot; thread p acquire-polls the own slot of rank p; a
     barrier, every thread fences (acquire, system scope) and the threads
-    reduce or gather the chunk from every rank's window data. The clock is
+    reduce or gather the chunk from every rank's window data. Threads copy,
+    reduce and gather 16 bytes per access (vector loads and stores) when
+    the element has whole bytes and the count and the workgroups' chunk
+    split into such vectors, else one element per access. The clock is
     `llvm.readsteadycounter` (NVIDIA: `globaltimer`, nanoseconds; AMD: the
     100 MHz realtime counter), read every 1024 polls with the group's abort
     word; a peer that has not signalled within 120 s, an aborted group, or a
@@ -207,7 +210,8 @@ def GPULowerWindowCollectivesPass
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def HostMapForallToWorkgroupsPass
