@@ -402,19 +402,30 @@ struct RankResult {
   bool failed = false;
 };
 
-// Lets in-process ranks start their calls only when every rank prepared its
-// inputs, so that a bad input on one rank stops all of them before any
-// blocks in a collective.
+// A meeting point of the in-process ranks. Before the calls: every rank
+// prepared its inputs, so that a bad input on one rank stops all of them
+// before any blocks in a collective. After them: a rank releases its module
+// only when every rank's calls are done, since releasing frees memory and
+// unloads kernels, which waits for the GPU's work, and on a GPU shared by
+// logical ranks that work may be a peer's compiled collective waiting for
+// this rank's part of a call (a rank that failed leaves at once instead:
+// its release aborts the peers that wait for it).
 class StartGate {
  public:
   explicit StartGate(int ranks) : ranks_(ranks) {}
-  // Returns true when every rank arrived ready.
+  // Waits for every rank; returns true when every rank arrived ready.
   bool Arrive(bool ready) {
     std::unique_lock<std::mutex> lock(mutex_);
     all_ready_ = all_ready_ && ready;
     if (++arrived_ == ranks_) changed_.notify_all();
     changed_.wait(lock, [this] { return arrived_ == ranks_; });
     return all_ready_;
+  }
+  // Counts the rank as arrived (not ready) without waiting.
+  void Leave() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    all_ready_ = false;
+    if (++arrived_ == ranks_) changed_.notify_all();
   }
 
  private:
@@ -774,16 +785,16 @@ int RunSpmd(const Options& options, const std::vector<std::string>& uris,
     int first_failure = -1;
     std::vector<bool> done;
     std::vector<RankResult> results;
-    StartGate gate;
+    StartGate gate, end_gate;
     explicit Shared(int ranks) : done(size_t(ranks)), results(size_t(ranks)),
-                                 gate(ranks) {}
+                                 gate(ranks), end_gate(ranks) {}
   };
   auto* shared = new Shared(ranks);
   std::vector<std::thread> threads;
   for (int i = 0; i < ranks; ++i) {
     threads.emplace_back([&options, &session, shared, i, first_rank] {
       RankResult& result = shared->results[size_t(i)];
-      bool arrived = false;
+      bool arrived = false, ended = false;
       try {
         Loaded loaded;
         std::string error = LoadFunction(options, session.devices[size_t(i)],
@@ -795,12 +806,19 @@ int RunSpmd(const Options& options, const std::vector<std::string>& uris,
           arrived = true;  // CallFunction passes the gate
           CallFunction(options, session.devices[size_t(i)], loaded.function,
                        first_rank + i, &shared->gate, &result);
+          // The module goes when every rank's calls are done.
+          ended = true;
+          if (result.failed)
+            shared->end_gate.Leave();
+          else
+            shared->end_gate.Arrive(true);
         }
       } catch (const std::bad_alloc&) {
         result.failed = true;
         result.error = kOutOfMemory;
       }
       if (!arrived) shared->gate.Arrive(false);
+      if (!ended) shared->end_gate.Leave();
       std::lock_guard<std::mutex> lock(shared->mutex);
       shared->done[size_t(i)] = true;
       ++shared->finished;

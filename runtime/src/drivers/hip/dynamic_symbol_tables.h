@@ -150,6 +150,7 @@ KILN_CUDA_REQUIRED(cuModuleUnload, 2000, int, (hipModule_t))
 KILN_CUDA_REQUIRED(cuModuleGetFunction, 2000, int, (hipFunction_t*, hipModule_t, const char*))
 KILN_CUDA_REQUIRED(cuFuncGetAttribute, 2020, int, (int*, int, hipFunction_t))
 KILN_CUDA_REQUIRED(cuFuncSetAttribute, 9000, int, (hipFunction_t, int, int))
+KILN_CUDA_OPTIONAL(cuFuncLoad, 12040, int, (hipFunction_t))
 KILN_CUDA_REQUIRED(cuLaunchKernel, 4000, int,
                    (hipFunction_t, unsigned int, unsigned int, unsigned int,
                     unsigned int, unsigned int, unsigned int, unsigned int,

@@ -103,6 +103,12 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
                       "hip://%u does not exist: the %s platform has %d "
                       "device(s)",
                       ordinal, platform.name(), driver->deviceCount);
+  // Ranks on one GPU run compiled collectives whose kernels wait for each
+  // other; graph capture, instantiation and destruction synchronize with
+  // the GPU's work, so a rank in one of them while a peer's kernel waits
+  // for this rank's launch would deadlock (seen: 1 of 25 runs of an 8-rank
+  // all_gather). Logical devices replay their command buffers instead.
+  if (deviceOptions.logical) deviceOptions.graphs = false;
   auto context = std::make_shared<DeviceContext>();
   context->platform = driver->platform;
   context->ordinal = int(ordinal);

@@ -11,7 +11,7 @@
 //   peer_access         $KILN_HIP_PEER_ACCESS=1      0|1: enable peer access to the process's other hip devices
 //   memory_limit        $KILN_HIP_MEMORY_LIMIT=0     BYTES (512M, 8G): cap on device memory reserved, in use + cached (0: none)
 //   spin_wait_us        $KILN_HIP_SPIN_WAIT_US=100000  N: poll for up to N us before a blocking wait
-//   logical             $KILN_HIP_LOGICAL=0          0|1: a logical device: several may share one GPU; in-process channels
+//   logical             $KILN_HIP_LOGICAL=0          0|1: a logical device: several may share one GPU; in-process channels; no graphs
 // clang-format on
 //
 // Booleans accept 1/0, on/off, true/false, yes/no. The platform
@@ -58,8 +58,10 @@ struct DeviceOptions {
   // (hip://0?logical=1 twice), and the channels of logical devices are
   // made in the process, without NCCL/RCCL (which need one GPU per rank):
   // they split and hold symmetric windows (compiled collectives), but run no
-  // library collectives (UNIMPLEMENTED). For testing multi-rank programs on
-  // one GPU.
+  // library collectives (UNIMPLEMENTED). They record no graphs (graphs is
+  // ignored): capturing, instantiating or destroying one waits for the
+  // GPU's work, which may be a peer's kernel waiting for this rank. For
+  // testing multi-rank programs on one GPU.
   bool logical = false;
   uint64_t memoryLimit = 0;
   // How long the completion thread polls a submission's event before it

@@ -46,6 +46,7 @@ constexpr int kCuDeviceAttributeConcurrentManagedAccess = 89;
 constexpr int kCuDeviceAttributeMaxSharedMemoryPerBlockOptin = 97;
 // CUfunction_attribute values.
 constexpr int kCuFuncAttributeSharedSizeBytes = 1;
+constexpr int kCuFuncAttributeNumRegs = 4;
 constexpr int kCuFuncAttributeMaxDynamicSharedSizeBytes = 8;
 constexpr int kCuDeviceAttributeMemoryPoolsSupported = 115;
 
@@ -357,9 +358,22 @@ class NvidiaPlatform final : public Platform {
   hipError_t moduleUnload(hipModule_t module) override {
     return api.cuModuleUnload(module);
   }
+  // The function is loaded now, not at its first launch. CUDA loads modules
+  // lazily by default (CUDA_MODULE_LOADING=LAZY), and loading a function
+  // at launch can wait for the kernels already running: a compiled
+  // collective's kernel that waits for a peer on the same GPU (logical
+  // devices) then never sees that peer's kernel start (seen on an H200: 8
+  // ranks, all launched, spinning until the time bound). Loading also costs
+  // the first call of each kernel milliseconds.
   hipError_t moduleGetFunction(hipFunction_t* function, hipModule_t module,
                                const char* name) override {
-    return api.cuModuleGetFunction(function, module, name);
+    hipError_t error = api.cuModuleGetFunction(function, module, name);
+    if (error != hipSuccess) return error;
+    if (api.cuFuncLoad) return api.cuFuncLoad(*function);
+    // Before CUDA 12.4: reading an attribute of the code loads it.
+    int registers = 0;
+    return api.cuFuncGetAttribute(&registers, kCuFuncAttributeNumRegs,
+                                  *function);
   }
   hipError_t functionStaticSharedBytes(hipFunction_t function,
                                        int* bytes) override {
