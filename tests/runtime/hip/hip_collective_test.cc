@@ -89,6 +89,35 @@ class HipDeviceTest : public ::testing::Test {
     for (kiln_status_t s : statuses) ASSERT_OK(s);
   }
 
+  // Opens |n| logical devices of GPU 0 (hip://0?logical=1) and joins their
+  // channels. As open(), may skip: follow with the same check.
+  void openLogical(int n) {
+    if (count < 1) GTEST_SKIP() << "no GPU";
+    for (int i = 0; i < n; ++i) {
+      kiln_hal_device_t* device = nullptr;
+      ASSERT_OK(kiln_hal_driver_create_device_with_options(driver, 0,
+                                                           "logical=1", &device));
+      devices.push_back(device);
+    }
+    joinChannels();
+  }
+
+  // One window of |params| per channel, created from one thread per rank
+  // (creation is collective); failures are reported.
+  std::vector<kiln_hal_window_t*> createWindows(kiln_hal_window_params_t params) {
+    std::vector<kiln_hal_window_t*> windows(channels.size(), nullptr);
+    std::vector<kiln_status_t> statuses(channels.size(), nullptr);
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < channels.size(); ++r)
+      threads.emplace_back([&, r] {
+        statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
+      });
+    for (std::thread& thread : threads) thread.join();
+    for (kiln_status_t status : statuses)
+      if (status) ADD_FAILURE() << TakeMessage(status);
+    return windows;
+  }
+
   kiln_hal_buffer_t* allocate(kiln_hal_device_t* device, size_t size) {
     kiln_hal_buffer_params_t params = {};
     params.memory_type =
@@ -258,14 +287,7 @@ TEST_F(HipDeviceTest, ExecutableVariantForAnotherChipIsRefused) {
 // zeroed memory and a peer table of every rank's device addresses; library
 // collectives refused with a message that says what to do instead.
 TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
-  if (count < 1) GTEST_SKIP() << "no GPU";
-  for (int i = 0; i < 4; ++i) {
-    kiln_hal_device_t* device = nullptr;
-    ASSERT_OK(kiln_hal_driver_create_device_with_options(driver, 0, "logical=1",
-                                                         &device));
-    devices.push_back(device);
-  }
-  joinChannels();
+  openLogical(4);
   if (IsSkipped() || HasFatalFailure()) return;
   for (int32_t r = 0; r < 4; ++r) {
     EXPECT_EQ(kiln_hal_channel_rank(channels[size_t(r)]), r);
@@ -273,16 +295,10 @@ TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
   }
 
   // Windows: one round of the four ranks.
-  std::vector<kiln_hal_window_t*> windows(4, nullptr);
+  std::vector<kiln_hal_window_t*> windows = createWindows({4096, 12});
+  if (HasFailure()) return;
   std::vector<kiln_status_t> statuses(4, nullptr);
   std::vector<std::thread> threads;
-  for (size_t r = 0; r < 4; ++r)
-    threads.emplace_back([&, r] {
-      kiln_hal_window_params_t params = {4096, 12};
-      statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
-    });
-  for (std::thread& thread : threads) thread.join();
-  for (kiln_status_t status : statuses) ASSERT_OK(status);
   std::vector<std::vector<uint64_t>> tables;
   for (size_t r = 0; r < 4; ++r) {
     EXPECT_EQ(kiln_hal_window_size(windows[r]), 4096u);
@@ -354,25 +370,10 @@ TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
 // pinned host memory, which the host reads at the kernels' address), so
 // that the other ranks' compiled collectives stop waiting for it.
 TEST_F(HipDeviceTest, LogicalFailedSubmissionAbortsTheWindowGroup) {
-  if (count < 1) GTEST_SKIP() << "no GPU";
-  for (int i = 0; i < 2; ++i) {
-    kiln_hal_device_t* device = nullptr;
-    ASSERT_OK(kiln_hal_driver_create_device_with_options(driver, 0, "logical=1",
-                                                         &device));
-    devices.push_back(device);
-  }
-  joinChannels();
+  openLogical(2);
   if (IsSkipped() || HasFatalFailure()) return;
-  std::vector<kiln_hal_window_t*> windows(2, nullptr);
-  std::vector<kiln_status_t> statuses(2, nullptr);
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      kiln_hal_window_params_t params = {256, 4};
-      statuses[r] = kiln_hal_window_create(channels[r], &params, &windows[r]);
-    });
-  for (std::thread& thread : threads) thread.join();
-  for (kiln_status_t status : statuses) ASSERT_OK(status);
+  std::vector<kiln_hal_window_t*> windows = createWindows({256, 4});
+  if (HasFailure()) return;
   // 2 data and 2 signal addresses, then the group's abort word.
   uint64_t table[5] = {};
   readBack(0, kiln_hal_window_peer_table(windows[0]), table, sizeof(table));
