@@ -19,6 +19,13 @@ using namespace mlir::kiln;
 
 namespace {
 
+// The message for a --target name that `registry` does not hold.
+std::string unsupportedTarget(StringRef name, const TargetRegistry &registry) {
+  return ("unsupported target '" + name +
+          "'; supported targets: " + registry.getTargetNames())
+      .str();
+}
+
 // The targets of `options`: its list, or the registry's default.
 std::vector<std::string> getTargets(const CompileOptions &options,
                                     const TargetRegistry &registry) {
@@ -341,8 +348,7 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       for (const std::string &target : options.targets) {
         if (registry.lookup(target))
           continue;
-        error = "unsupported target '" + target +
-                "'; supported targets: " + registry.getTargetNames();
+        error = unsupportedTarget(target, registry);
         return failure();
       }
     } else if (registry.lookupOption(name, &targetOption)) {
@@ -414,8 +420,7 @@ LogicalResult mlir::kiln::verifyCompileOptions(const CompileOptions &options,
   for (const std::string &target : targets) {
     if (registry.lookup(target))
       continue;
-    error = "unsupported target '" + target +
-            "'; supported targets: " + registry.getTargetNames();
+    error = unsupportedTarget(target, registry);
     return failure();
   }
   if (options.shared.gpuOptLevel > 3) {
@@ -454,8 +459,7 @@ mlir::kiln::createTargetBackends(const CompileOptions &options,
   for (const std::string &name : getTargets(options, registry)) {
     const TargetInfo *target = registry.lookup(name);
     if (!target) {
-      error = "unsupported target '" + name +
-              "'; supported targets: " + registry.getTargetNames();
+      error = unsupportedTarget(name, registry);
       return failure();
     }
     backends.push_back(target->create(
