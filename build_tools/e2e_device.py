@@ -210,15 +210,50 @@ def pack(args):
     return 1 if failed else 0
 
 
+# Where run_one writes the stacks of a run that timed out (--hang-stacks).
+HANG_STACKS = {"dir": None, "count": 0}
+
+
+def save_hang_stacks(proc, cmd):
+    """Before a timed-out run is killed: its host threads' stacks and the
+    kernels the GPU holds, from cuda-gdb (`info cuda kernels` names each
+    resident kernel with its grid), into --hang-stacks DIR."""
+    out_dir = HANG_STACKS["dir"]
+    if not out_dir:
+        return None
+    debugger = shutil.which("cuda-gdb") or shutil.which("gdb")
+    if not debugger:
+        return "no cuda-gdb or gdb for the stacks"
+    HANG_STACKS["count"] += 1
+    path = os.path.join(out_dir, "hang_%d.txt" % HANG_STACKS["count"])
+    os.makedirs(out_dir, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(" ".join(cmd) + "\n\n")
+        f.flush()
+        try:
+            subprocess.run([debugger, "-p", str(proc.pid), "-batch",
+                            "-ex", "info cuda kernels",
+                            "-ex", "thread apply all bt 30"],
+                           stdout=f, stderr=subprocess.STDOUT, timeout=90)
+        except subprocess.TimeoutExpired:
+            f.write("\n(the debugger timed out)\n")
+    return "stacks in " + path
+
+
 def run_one(cmd, timeout):
     """(ok, last lines of output) of one kiln-run."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True,
-                                timeout=timeout)
-        return (result.returncode == 0,
-                (result.stdout + result.stderr).strip().splitlines()[-3:])
+        out, err = proc.communicate(timeout=timeout)
+        return (proc.returncode == 0,
+                (out + err).strip().splitlines()[-3:])
     except subprocess.TimeoutExpired:
-        return False, ["timed out after %ds" % timeout]
+        where = save_hang_stacks(proc, cmd)
+        proc.kill()
+        proc.communicate()
+        return False, ["timed out after %ds" % timeout] + \
+            ([where] if where else [])
 
 
 def run_processes(cmds, timeout):
@@ -262,6 +297,7 @@ class DevicePool:
 
 def run(args):
     pack_dir = os.path.abspath(args.pack)
+    HANG_STACKS["dir"] = args.hang_stacks
     with open(os.path.join(pack_dir, "manifest.json")) as f:
         manifest = json.load(f)
     driver = args.device.split("://")[0]
@@ -400,6 +436,10 @@ def main():
                         "GPU N (D://N?logical=1) in one process: compiled "
                         "collectives on one GPU (pack with "
                         "--compile-flag=--collective-kernel-max-bytes=N)")
+    r.add_argument("--hang-stacks", metavar="DIR",
+                   help="when a run times out, write its host stacks and "
+                        "the GPU's resident kernels (cuda-gdb, else gdb) to "
+                        "DIR/hang_N.txt before killing it")
     r.add_argument("--multi-process", action="store_true",
                    help="also run each SPMD test with one process per rank")
     r.add_argument("--verbose", action="store_true",

@@ -12,7 +12,8 @@ real hardware before the hip driver has windows of its own (issue 14).
                         [--calls 2000]
 
 Each case is a program of one shard collective (kind, reduction, type, count
-per rank, ranks). run makes --calls calls in a row with fresh inputs every
+per rank, ranks, and for all_reduce the algorithm: one-shot, or two-shot
+through kiln-compile's --collective-two-shot-min-bytes). run makes --calls calls in a row with fresh inputs every
 call (so a rank that read a peer's stale half, or a flag reused too early,
 shows as a wrong result), compares every call's result on every rank with
 numpy (integers exactly; floats to the rounding of the rank-order sum in
@@ -29,18 +30,34 @@ import re
 import subprocess
 import sys
 
-# (name, op, reduction, type, elements per rank, ranks)
+# (name, op, reduction, type, elements per rank (send), ranks, two-shot)
 CASES = [
-    ("sum_f32_r2", "all_reduce", "sum", "f32", 15, 2),
-    ("sum_f32_r4_wg20", "all_reduce", "sum", "f32", 20001, 4),
-    ("sum_f32_r8_wg64", "all_reduce", "sum", "f32", 262144, 8),
-    ("avg_f16_r3_wg13", "all_reduce", "average", "f16", 24579, 3),
-    ("max_i32_r4", "all_reduce", "max", "i32", 1000, 4),
-    ("prod_i16_r2_wg32", "all_reduce", "product", "i16", 65536, 2),
-    ("min_bf16_r2", "all_reduce", "min", "bf16", 777, 2),
-    ("gather_i64_r3_wg36", "all_gather", None, "i64", 18000, 3),
-    ("gather_f32_r8", "all_gather", None, "f32", 64, 8),
+    ("sum_f32_r2", "all_reduce", "sum", "f32", 15, 2, False),
+    ("sum_f32_r4_wg20", "all_reduce", "sum", "f32", 20001, 4, False),
+    ("sum_f32_r8_wg64", "all_reduce", "sum", "f32", 262144, 8, False),
+    ("avg_f16_r3_wg13", "all_reduce", "average", "f16", 24579, 3, False),
+    ("max_i32_r4", "all_reduce", "max", "i32", 1000, 4, False),
+    ("prod_i16_r2_wg32", "all_reduce", "product", "i16", 65536, 2, False),
+    ("min_bf16_r2", "all_reduce", "min", "bf16", 777, 2, False),
+    ("gather_i64_r3_wg36", "all_gather", None, "i64", 18000, 3, False),
+    ("gather_f32_r8", "all_gather", None, "f32", 64, 8, False),
+    ("scatter_sum_f32_r4", "reduce_scatter", "sum", "f32", 4 * 3001, 4, False),
+    ("scatter_max_f16_r8_wg64", "reduce_scatter", "max", "f16", 8 * 65536, 8,
+     False),
+    ("scatter_min_i16_r3", "reduce_scatter", "min", "i16", 3 * 1000, 3, False),
+    ("twoshot_sum_f32_r3_odd", "all_reduce", "sum", "f32", 7001, 3, True),
+    ("twoshot_avg_bf16_r8", "all_reduce", "average", "bf16", 65539, 8, True),
+    ("twoshot_prod_i32_r4", "all_reduce", "product", "i32", 4099, 4, True),
 ]
+# One-shot against two-shot, f32 sum, 16 KiB to 1 MiB per rank on 4 and 8
+# ranks: where the threshold between them lies (`run --only=sweep`).
+for _ranks in (4, 8):
+    for _kib in (16, 64, 256, 1024):
+        for _two in (False, True):
+            CASES.append(("sweep_%s_r%d_%dk" % ("two" if _two else "one",
+                                                _ranks, _kib),
+                          "all_reduce", "sum", "f32", _kib * 256, _ranks,
+                          _two))
 MLIR_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32",
               "i16": "i16", "i64": "i64"}
 
@@ -51,6 +68,11 @@ def program(op, reduction, ty, count, ranks):
         body = ("%%0 = shard.all_reduce %%x on @grid grid_axes = [0] "
                 "reduction = %s : %s -> %s" % (reduction, t, t))
         out = t
+    elif op == "reduce_scatter":
+        out = "tensor<%dx%s>" % (count // ranks, MLIR_TYPES[ty])
+        body = ("%%0 = shard.reduce_scatter %%x on @grid grid_axes = [0] "
+                "reduction = %s scatter_axis = 0 : %s -> %s"
+                % (reduction, t, out))
     else:
         out = "tensor<%dx%s>" % (count * ranks, MLIR_TYPES[ty])
         body = ("%%0 = shard.all_gather %%x on @grid grid_axes = [0] "
@@ -64,7 +86,7 @@ def pack(args):
     os.makedirs(args.out, exist_ok=True)
     kiln_dump = os.path.join(os.path.dirname(args.kiln_compile), "kiln-dump")
     manifest = []
-    for name, op, reduction, ty, count, ranks in CASES:
+    for name, op, reduction, ty, count, ranks, two_shot in CASES:
         src = os.path.join(args.out, name + ".mlir")
         with open(src, "w") as f:
             f.write(program(op, reduction, ty, count, ranks))
@@ -73,6 +95,8 @@ def pack(args):
         subprocess.run([args.kiln_compile, src, "--target=cuda",
                         "--cuda-chip=" + args.cuda_chip,
                         "--collective-kernel-max-bytes=1048576",
+                        "--collective-two-shot-min-bytes=%d"
+                        % (1 if two_shot else 0),
                         "--dump-intermediates=" + dump, "-o", module],
                        check=True)
         text = subprocess.run([kiln_dump, module, "--commands"], check=True,
@@ -88,9 +112,13 @@ def pack(args):
             ptx = f.read()
         with open(os.path.join(args.out, name + ".ptx"), "w") as f:
             f.write(ptx)
+        if two_shot != ("two_shot" in kernel):
+            sys.exit("%s: expected a %s kernel, got %s"
+                     % (name, "two-shot" if two_shot else "one-shot", kernel))
         manifest.append(dict(name=name, op=op, reduction=reduction, type=ty,
                              count=count, ranks=ranks, kernel=kernel,
-                             workgroups=workgroups, threads=threads))
+                             two_shot=two_shot, workgroups=workgroups,
+                             threads=threads))
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print("packed %d cases in %s" % (len(manifest), args.out))
@@ -160,8 +188,10 @@ def run(args):
         func = ctypes.c_void_p()
         cuda.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
                                            case["kernel"].encode()), "cuModuleGetFunction")
-        recv_count = count * n if case["op"] == "all_gather" else count
-        signals = wg * (n + 1)
+        recv_count = {"all_gather": count * n,
+                      "reduce_scatter": count // n}.get(case["op"], count)
+        phases = 2 if case.get("two_shot") else 1
+        signals = wg * (phases * n + 1)
         ranks = []
         for r in range(n):
             stream = ctypes.c_void_p()
@@ -192,8 +222,15 @@ def run(args):
             return [rng.integers(-1000, 1000, count).astype(np_types[ty]) for _ in range(n)]
 
         def expected(xs):
+            """Every rank's expected recv."""
             if case["op"] == "all_gather":
-                return np.concatenate(xs)
+                return [np.concatenate(xs)] * n
+            acc = reduced(xs)
+            if case["op"] == "reduce_scatter":
+                return np.split(acc, n)
+            return [acc] * n
+
+        def reduced(xs):
             if ty == "bf16":
                 vals = [(x.astype(np.uint32) << 16).view(np.float32) for x in xs]
             else:
@@ -221,11 +258,11 @@ def run(args):
                 cuda.check(lib.cuLaunchKernel(func, wg, 1, 1, threads, 1, 1, 0,
                                               x["stream"], ptrs, None), "cuLaunchKernel")
 
-        def wrong_ranks(want):
-            """(rank, first differing index, got) of every rank whose recv
-            differs from |want|."""
+        def wrong_ranks(wants):
+            """(rank, first differing index, got, want) of every rank whose
+            recv differs from its entry of |wants|."""
             wrong = []
-            for r, x in enumerate(ranks):
+            for r, (x, want) in enumerate(zip(ranks, wants)):
                 got = np.frombuffer(cuda.download(x["recv"], recv_count * size),
                                     dtype=np_types[ty])
                 if ty in ("f32", "f16"):
@@ -234,7 +271,7 @@ def run(args):
                 else:
                     ok = np.array_equal(got, want)
                 if not ok:
-                    wrong.append((r, int(np.argmax(got != want)), got))
+                    wrong.append((r, int(np.argmax(got != want)), got, want))
             return wrong
 
         bad = 0
@@ -245,14 +282,14 @@ def run(args):
             launch()
             cuda.check(lib.cuCtxSynchronize(), "cuCtxSynchronize (call %d)" % call)
             want = expected(xs)
-            for r, i, got in wrong_ranks(want):
+            for r, i, got, want_r in wrong_ranks(want):
                 bad += 1
                 if bad <= 3:
                     print("  %s call %d rank %d: element %d is %r, expected %r"
-                          % (case["name"], call, r, i, got[i], want[i]))
+                          % (case["name"], call, r, i, got[i], want_r[i]))
         # Every rank's signals: the epoch counters equal the number of calls.
         epochs = np.frombuffer(cuda.download(ranks[0]["signals"], 8 * signals),
-                               dtype=np.int64)[wg * n:]
+                               dtype=np.int64)[wg * phases * n:]
         if not np.all(epochs == args.calls):
             bad += 1
             print("  %s: epoch counters %s after %d calls" % (case["name"], epochs, args.calls))
@@ -297,16 +334,17 @@ def run(args):
         times.sort()
         # The graph's calls advanced every epoch too; the results of the last
         # one are still every rank's reduction of the last inputs.
-        for r, i, got in wrong_ranks(want):
+        for r, i, got, want_r in wrong_ranks(want):
             bad += 1
             print("  %s rank %d: element %d is %r after the graph replays, "
-                  "expected %r" % (case["name"], r, i, got[i], want[i]))
+                  "expected %r" % (case["name"], r, i, got[i], want_r[i]))
         verdict = "PASS" if bad == 0 else "FAIL"
         failures += bad != 0
-        print("%s %-20s %-10s %-8s %6d x %-4s ranks %d wg %2d: %d calls checked, "
-              "device time per call %.1f us median (min %.1f)"
+        print("%s %-24s %-14s %-8s %7d x %-4s ranks %d wg %2d%s: %d calls "
+              "checked, device time per call %.1f us median (min %.1f)"
               % (verdict, case["name"], case["op"], case["reduction"] or "-", count, ty,
-                 n, wg, args.calls, times[len(times) // 2], times[0]))
+                 n, wg, " two-shot" if phases == 2 else "", args.calls,
+                 times[len(times) // 2], times[0]))
         sys.stdout.flush()
     print("%d of %d cases failed" % (failures, len(manifest)))
     return 1 if failures else 0

@@ -68,11 +68,19 @@ static cl::opt<CompileMode> compileMode(
     cl::init(CompileMode::Program), cl::cat(kilnCategory));
 static cl::opt<int64_t> collectiveKernelMaxBytes(
     "collective-kernel-max-bytes",
-    cl::desc("all_reduce and all_gather of at most N bytes per rank run as "
-             "kernels over symmetric windows instead of library calls "
-             "(default: 1048576 for --target=host; 0 for rocm and cuda, "
-             "whose hip driver has no windows yet; 0: never)"),
+    cl::desc("all_reduce, all_gather and reduce_scatter of at most N bytes "
+             "per rank run as kernels over symmetric windows instead of "
+             "library calls (default: 1048576 for --target=host; 0 for rocm "
+             "and cuda, whose hip driver has windows on logical devices "
+             "only; 0: never)"),
     cl::value_desc("N"), cl::init(1 << 20), cl::cat(kilnCategory));
+static cl::opt<int64_t> collectiveTwoShotMinBytes(
+    "collective-two-shot-min-bytes",
+    cl::desc("compiled all_reduces over more than 2 ranks of at least N "
+             "bytes per rank run two-shot: a reduce_scatter, then an "
+             "all_gather (default 0: never; one-shot was faster at every "
+             "size on one GPU)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(kilnCategory));
 static cl::opt<std::string> dumpIntermediates(
     "dump-intermediates",
     cl::desc("Write the program after each phase to DIR/NN-<phase>.mlir and "
@@ -176,6 +184,7 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
     add(*flag.option, flag.value());
   add(gpuOptLevel, std::to_string(gpuOptLevel));
   add(collectiveKernelMaxBytes, std::to_string(collectiveKernelMaxBytes));
+  add(collectiveTwoShotMinBytes, std::to_string(collectiveTwoShotMinBytes));
   add(dumpIntermediates, dumpIntermediates);
   add(parametersFile, parametersFile);
   add(parameterMode, parameterMode);

@@ -66,7 +66,8 @@ class WindowCollectiveLowering {
 public:
   WindowCollectiveLowering(WindowCollectiveOp op, OpBuilder &b, Flavor flavor)
       : op(op), b(b), loc(op.getLoc()), flavor(flavor), ranks(op.getRanks()),
-        count(op.getCount()),
+        count(op.getCount()), parts(op.getParts()),
+        partCount(op.getPartCount()),
         element(cast<MemRefType>(op.getSend().getType()).getElementType()) {}
 
   // Emits the protocol before `op` for workgroup `workgroup` and, on GPUs,
@@ -143,6 +144,9 @@ private:
   }
   int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
   int64_t vectorWidth();
+  Value cmp(arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, predicate, x, y);
+  }
   void barrier() {
     if (!isHost())
       gpu::BarrierOp::create(b, loc);
@@ -158,21 +162,47 @@ private:
   // when the wait ended without it: kTimedOut or kAborted.
   Value poll(Value flag, Value epoch, Value start, Value abortWord);
   Value combine(Value acc, Value next);
-  void readPeers(Value half, Value begin, Value end, Value thread,
-                 int64_t threads);
+  Value now();
+  // Runs `body(i)` for the workgroup's chunk [begin, end) of a part, shared
+  // by the threads, `width` elements a step.
+  void forChunk(Value begin, Value end, function_ref<void(Value)> body);
+  // Runs `body()` where element `i` of part `part` exists (the last parts
+  // of a two-shot all_reduce are shorter or empty).
+  void ifInPart(int64_t part, Value i, function_ref<void()> body);
+  // Every rank's window data pointer (read before a loop: stores in the
+  // loop could alias the peer table for all LLVM knows).
+  SmallVector<Value> peerData();
+  // `width` elements at `position` of a rank's window data.
+  Value loadPeer(Value data, Value position);
+  // Reduces every rank's window data at `source + i` in rank order 0..N-1
+  // (f16/bf16 in f32, rounded once) into `dest[target + i]`, over the
+  // chunk [begin, end).
+  void reducePeers(Value source, Value end, Value dest, Value target);
+  // Gathers rank r's window data at `source(r) + i` into
+  // `recv[target(r) + i]` over the chunk, for every r (`r`'s part only when
+  // `inParts`).
+  void gatherPeers(function_ref<Value(int64_t)> source,
+                   function_ref<Value(int64_t)> target, bool inParts);
+  // Signals this rank's epoch into flag `phase` of every peer, waits for
+  // every peer's, and runs `then` when all arrived; returns the host status
+  // (`then`'s, or the failed wait's), null on GPUs (they trap on failure).
+  Value exchange(int64_t phase, function_ref<Value()> then);
 
   WindowCollectiveOp op;
   OpBuilder &b;
   Location loc;
   Flavor flavor;
-  int64_t ranks, count;
+  int64_t ranks, count, parts, partCount, width = 1, threads = 1;
   Type element;
   func::FuncOp timeFn, yieldFn;
+  // Set by build: the workgroup and thread, this rank's index, the epoch,
+  // the workgroup's chunk of a part and the own signals' address.
+  Value workgroup, thread, rank, epoch, begin, end, signalsAddress;
 };
 
 // GPU threads move 16 bytes per access where every range a thread touches
-// splits into such vectors: element sizes of whole bytes (not i1), the count
-// and the workgroups' chunk multiples of the vector. Bindings and window
+// splits into such vectors: element sizes of whole bytes (not i1), the count,
+// the parts and the workgroups' chunk multiples of the vector. Bindings and window
 // memory are 16-byte aligned (host_abi.h, the drivers). The host form stays
 // scalar: one thread per workgroup walks its chunk contiguously, which LLVM
 // vectorizes itself.
@@ -181,7 +211,8 @@ int64_t WindowCollectiveLowering::vectorWidth() {
       element.getIntOrFloatBitWidth() % 8 != 0 || elementBytes() > 16)
     return 1;
   int64_t width = 16 / elementBytes();
-  if (count % width != 0 || op.getChunk() % width != 0)
+  if (count % width != 0 || partCount % width != 0 ||
+      op.getChunk() % width != 0)
     return 1;
   return width;
 }
@@ -338,78 +369,208 @@ Value WindowCollectiveLowering::combine(Value acc, Value next) {
   llvm_unreachable("all_reduce has a reduction (verified)");
 }
 
-// Every rank's part of the chunk, read from half `half` of its window data:
-// gathered, or reduced in rank order 0..N-1 (f16/bf16 in f32, rounded once).
-void WindowCollectiveLowering::readPeers(Value half, Value begin, Value end,
-                                         Value thread, int64_t threads) {
-  SmallVector<Value> peerData;
-  for (int64_t r = 0; r < ranks; ++r)
-    peerData.push_back(pointer(peerEntry(index(r))));
-  int64_t width = vectorWidth();
-  auto loop = sharedLoop(begin, end, thread, threads, width);
+Value WindowCollectiveLowering::now() {
+  if (isHost())
+    return func::CallOp::create(b, loc, timeFn,
+                                ValueRange{LLVM::ZeroOp::create(
+                                    b, loc,
+                                    LLVM::LLVMPointerType::get(b.getContext()))})
+        .getResult(0);
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getI64Type(),
+                                       b.getStringAttr("llvm.readsteadycounter"),
+                                       ValueRange{})
+      .getResult(0);
+}
+
+void WindowCollectiveLowering::forChunk(Value from, Value to,
+                                        function_ref<void(Value)> body) {
+  auto loop = sharedLoop(from, to, thread, threads, width);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value i = loop.getInductionVar();
-  // What one thread moves per step: an element, or a vector of `width`.
+  body(loop.getInductionVar());
+}
+
+void WindowCollectiveLowering::ifInPart(int64_t part, Value i,
+                                        function_ref<void()> body) {
+  // Vectors never straddle the end: count and parts split into them.
+  if ((part + 1) * partCount <= count)
+    return body();
+  auto inside = scf::IfOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::slt, add(index(part * partCount), i),
+          index(count)));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&inside.getThenRegion().front());
+  body();
+}
+
+SmallVector<Value> WindowCollectiveLowering::peerData() {
+  SmallVector<Value> data;
+  for (int64_t r = 0; r < ranks; ++r)
+    data.push_back(pointer(peerEntry(index(r))));
+  return data;
+}
+
+Value WindowCollectiveLowering::loadPeer(Value data, Value position) {
+  Type type = width == 1 ? element : VectorType::get({width}, element);
+  return LLVM::LoadOp::create(b, loc, type,
+                              elementPointer(data, element, position),
+                              /*alignment=*/unsigned(width * elementBytes()));
+}
+
+void WindowCollectiveLowering::reducePeers(Value source, Value to, Value dest,
+                                           Value target) {
+  auto floatType = dyn_cast<FloatType>(element);
+  bool widen = floatType && floatType.getWidth() < 32;
   auto typeOf = [&](Type scalar) -> Type {
     return width == 1 ? scalar : VectorType::get({width}, scalar);
   };
-  auto loadFrom = [&](int64_t r) -> Value {
-    return LLVM::LoadOp::create(
-        b, loc, typeOf(element),
-        elementPointer(peerData[r], element, add(half, i)),
-        /*alignment=*/unsigned(width * elementBytes()));
-  };
-  if (op.getKind() == CollectiveKind::AllGather) {
-    for (int64_t r = 0; r < ranks; ++r)
-      storeElements(loadFrom(r), op.getRecv(), add(i, index(r * count)),
-                    width);
-    return;
-  }
-  auto floatType = dyn_cast<FloatType>(element);
-  bool widen = floatType && floatType.getWidth() < 32;
-  auto load = [&](int64_t r) -> Value {
-    Value v = loadFrom(r);
-    return widen ? arith::ExtFOp::create(b, loc, typeOf(b.getF32Type()), v)
-                       .getResult()
-                 : v;
-  };
-  Value acc = load(0);
-  for (int64_t r = 1; r < ranks; ++r)
-    acc = combine(acc, load(r));
-  if (op.getReduction() == ReductionKind::Avg) {
-    Type accElement = getElementTypeOrSelf(acc.getType());
-    TypedAttr divisor = b.getFloatAttr(accElement, double(ranks));
-    if (auto vectorType = dyn_cast<VectorType>(acc.getType()))
-      divisor = DenseElementsAttr::get(vectorType, divisor);
-    acc = arith::DivFOp::create(b, loc, acc,
-                                arith::ConstantOp::create(b, loc, divisor));
-  }
-  if (widen)
-    acc = arith::TruncFOp::create(b, loc, typeOf(element), acc);
-  storeElements(acc, op.getRecv(), i, width);
+  SmallVector<Value> data = peerData();
+  forChunk(begin, to, [&](Value i) {
+    Value at = add(source, i);
+    auto load = [&](int64_t r) -> Value {
+      Value v = loadPeer(data[r], at);
+      return widen ? arith::ExtFOp::create(b, loc, typeOf(b.getF32Type()), v)
+                         .getResult()
+                   : v;
+    };
+    Value acc = load(0);
+    for (int64_t r = 1; r < ranks; ++r)
+      acc = combine(acc, load(r));
+    if (op.getReduction() == ReductionKind::Avg) {
+      Type accElement = getElementTypeOrSelf(acc.getType());
+      TypedAttr divisor = b.getFloatAttr(accElement, double(ranks));
+      if (auto vectorType = dyn_cast<VectorType>(acc.getType()))
+        divisor = DenseElementsAttr::get(vectorType, divisor);
+      acc = arith::DivFOp::create(b, loc, acc,
+                                  arith::ConstantOp::create(b, loc, divisor));
+    }
+    if (widen)
+      acc = arith::TruncFOp::create(b, loc, typeOf(element), acc);
+    storeElements(acc, dest, add(target, i), width);
+  });
 }
 
-Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
+void WindowCollectiveLowering::gatherPeers(function_ref<Value(int64_t)> source,
+                                           function_ref<Value(int64_t)> target,
+                                           bool inParts) {
+  SmallVector<Value> data = peerData();
+  forChunk(begin, end, [&](Value i) {
+    for (int64_t r = 0; r < ranks; ++r) {
+      auto move = [&] {
+        storeElements(loadPeer(data[r], add(source(r), i)), op.getRecv(),
+                      add(i, target(r)), width);
+      };
+      if (inParts)
+        ifInPart(r, i, move);
+      else
+        move();
+    }
+  });
+}
+
+Value WindowCollectiveLowering::exchange(int64_t phase,
+                                         function_ref<Value()> then) {
+  Type i64Type = b.getI64Type();
+  int64_t workgroups = op.getWorkgroups();
+  // Release: the workgroup's writes are visible to any rank that acquires
+  // the flag.
+  fence(LLVM::AtomicOrdering::release);
+  barrier();
+  Value flagBase =
+      add(index(phase * workgroups * ranks), mul(workgroup, index(ranks)));
+  Value ownSlot = add(flagBase, rank);
+  {
+    auto signal = sharedLoop(index(0), index(ranks), thread, threads);
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(signal.getBody());
+    Value peerSignals =
+        pointer(peerEntry(add(signal.getInductionVar(), index(ranks))));
+    LLVM::StoreOp::create(b, loc, epoch,
+                          elementPointer(peerSignals, i64Type, ownSlot),
+                          /*alignment=*/8, /*isVolatile=*/false,
+                          /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
+                          LLVM::AtomicOrdering::release);
+  }
+  // Acquire: wait for every peer's epoch in the own flags.
+  Value start = now();
+  Value flags = pointer(signalsAddress);
+  Value abortWord = pointer(peerEntry(index(2 * ranks)));
+  // The wait's outcome: 0, or how the first poll that ended without its
+  // flag ended (kTimedOut, kAborted); later polls end at once the same way.
+  auto wait = scf::ForOp::create(b, loc, thread, index(ranks), index(threads),
+                                 ValueRange{i64(0)});
+  {
+    OpBuilder::InsertionGuard loopGuard(b);
+    b.setInsertionPointToStart(wait.getBody());
+    Value flag = elementPointer(flags, i64Type,
+                                add(flagBase, wait.getInductionVar()));
+    Value polls = poll(flag, epoch, start, abortWord);
+    Value outcome = wait.getRegionIterArg(0);
+    Value endedNow = cmp(arith::CmpIPredicate::slt, polls, i64(0));
+    Value first = cmp(arith::CmpIPredicate::eq, outcome, i64(0));
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::SelectOp::create(
+            b, loc, arith::AndIOp::create(b, loc, endedNow, first), polls,
+            outcome)});
+  }
+  Value outcome = wait.getResult(0);
+  Value failed = cmp(arith::CmpIPredicate::ne, outcome, i64(0));
+  if (isHost()) {
+    Value aborted = cmp(arith::CmpIPredicate::eq, outcome, i64(kAborted));
+    Value status = arith::SelectOp::create(
+        b, loc, failed,
+        arith::SelectOp::create(b, loc, aborted, i32(kStatusAborted),
+                                i32(kStatusPeerTimeout)),
+        i32(0));
+    auto ifComplete =
+        scf::IfOp::create(b, loc, TypeRange{b.getI32Type()},
+                          cmp(arith::CmpIPredicate::eq, outcome, i64(0)),
+                          /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&ifComplete.getThenRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{then()});
+    b.setInsertionPointToStart(&ifComplete.getElseRegion().front());
+    scf::YieldOp::create(b, loc, ValueRange{status});
+    return ifComplete.getResult(0);
+  }
+  // A peer that never signals ends the kernel with an error on the device.
+  {
+    auto ifFailed = scf::IfOp::create(b, loc, failed);
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&ifFailed.getThenRegion().front());
+    LLVM::Trap::create(b, loc);
+  }
+  barrier();
+  fence(LLVM::AtomicOrdering::acquire);
+  return then();
+}
+
+Value WindowCollectiveLowering::build(Value workgroupId, Value threadId) {
   MLIRContext *context = b.getContext();
   Type i64Type = b.getI64Type();
   Type i32Type = b.getI32Type();
   int64_t workgroups = op.getWorkgroups();
   int64_t chunk = op.getChunk();
-  int64_t threads = isHost() ? 1 : kGPUWorkgroupSize;
+  workgroup = workgroupId;
+  width = vectorWidth();
   if (isHost()) {
     thread = index(0);
+    threads = 1;
     timeFn = declareLibc(
         "time", FunctionType::get(
                     context, {LLVM::LLVMPointerType::get(context)}, {i64Type}));
     yieldFn =
         declareLibc("sched_yield", FunctionType::get(context, {}, {i32Type}));
+  } else {
+    thread = threadId;
+    threads = kGPUWorkgroupSize;
   }
 
-  Value signalsAddress = addressOf(op.getSignals());
-  Value rank = findRank(signalsAddress);
-  Value found = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rank,
-                                      index(ranks));
+  signalsAddress = addressOf(op.getSignals());
+  rank = findRank(signalsAddress);
+  Value found = cmp(arith::CmpIPredicate::ult, rank, index(ranks));
   auto ifFound =
       isHost() ? scf::IfOp::create(b, loc, TypeRange{i32Type}, found,
                                    /*withElseRegion=*/true)
@@ -424,121 +585,75 @@ Value WindowCollectiveLowering::build(Value workgroup, Value thread) {
 
   // This call's epoch: the workgroup's counter, plus one (every thread reads
   // it before one writes it back).
-  Value counterSlot = add(index(workgroups * ranks), workgroup);
-  Value epoch = add(load64(op.getSignals(), counterSlot), i64(1));
+  Value counterSlot =
+      add(index(op.getPhases() * workgroups * ranks), workgroup);
+  epoch = add(load64(op.getSignals(), counterSlot), i64(1));
   barrier();
-  Value first =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, index(0));
   {
-    auto bump = scf::IfOp::create(b, loc, first);
+    auto bump = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, thread, index(0)));
     OpBuilder::InsertionGuard ifGuard(b);
     b.setInsertionPointToStart(&bump.getThenRegion().front());
     store64(epoch, op.getSignals(), counterSlot);
   }
-  Value half = mul(
-      arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                 arith::AndIOp::create(b, loc, epoch, i64(1))),
-      index(count));
+  // One-shot: this call's half of the window data, by the epoch's parity.
+  // Two-shot: the first half holds the send, the second the reduced parts.
+  Value half =
+      op.getTwoShot()
+          ? index(0)
+          : mul(arith::IndexCastOp::create(
+                    b, loc, b.getIndexType(),
+                    arith::AndIOp::create(b, loc, epoch, i64(1))),
+                index(count));
 
-  // The workgroup's chunk [begin, end) into this half of the own window.
-  Value begin = mul(workgroup, index(chunk));
-  Value end =
-      arith::MinSIOp::create(b, loc, add(begin, index(chunk)), index(count));
-  {
-    int64_t width = vectorWidth();
-    auto copy = sharedLoop(begin, end, thread, threads, width);
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(copy.getBody());
-    Value i = copy.getInductionVar();
-    storeElements(loadElements(op.getSend(), i, width), op.getData(),
-                  add(half, i), width);
-  }
+  // The workgroup's chunk [begin, end) of every part, into the window.
+  begin = mul(workgroup, index(chunk));
+  end = arith::MinSIOp::create(b, loc, add(begin, index(chunk)),
+                               index(partCount));
+  forChunk(begin, end, [&](Value i) {
+    for (int64_t p = 0; p < parts; ++p)
+      ifInPart(p, i, [&] {
+        Value at = add(index(p * partCount), i);
+        storeElements(loadElements(op.getSend(), at, width), op.getData(),
+                      add(half, at), width);
+      });
+  });
 
-  // Release: the copy is visible to any rank that acquires the flag.
-  fence(LLVM::AtomicOrdering::release);
-  barrier();
-  Value ownSlot = add(mul(workgroup, index(ranks)), rank);
-  {
-    auto signal = sharedLoop(index(0), index(ranks), thread, threads);
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(signal.getBody());
-    Value peerSignals =
-        pointer(peerEntry(add(signal.getInductionVar(), index(ranks))));
-    LLVM::StoreOp::create(b, loc, epoch,
-                          elementPointer(peerSignals, i64Type, ownSlot),
-                          /*alignment=*/8, /*isVolatile=*/false,
-                          /*isNonTemporal=*/false, /*isInvariantGroup=*/false,
-                          LLVM::AtomicOrdering::release);
-  }
-
-  // Acquire: wait for every peer's epoch in the own flags.
-  Value start =
-      isHost() ? func::CallOp::create(
-                     b, loc, timeFn,
-                     ValueRange{LLVM::ZeroOp::create(
-                         b, loc, LLVM::LLVMPointerType::get(context))})
-                     .getResult(0)
-               : LLVM::CallIntrinsicOp::create(
-                     b, loc, i64Type, b.getStringAttr("llvm.readsteadycounter"),
-                     ValueRange{})
-                     .getResult(0);
-  Value flags = pointer(signalsAddress);
-  Value abortWord = pointer(peerEntry(index(2 * ranks)));
-  // The wait's outcome: 0, or how the first poll that ended without its
-  // flag ended (kTimedOut, kAborted); later polls end at once the same way.
-  auto wait = scf::ForOp::create(b, loc, thread, index(ranks), index(threads),
-                                 ValueRange{i64(0)});
-  {
-    OpBuilder::InsertionGuard loopGuard(b);
-    b.setInsertionPointToStart(wait.getBody());
-    Value flag = elementPointer(
-        flags, i64Type,
-        add(mul(workgroup, index(ranks)), wait.getInductionVar()));
-    Value polls = poll(flag, epoch, start, abortWord);
-    Value outcome = wait.getRegionIterArg(0);
-    Value endedNow =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, polls, i64(0));
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        outcome, i64(0));
-    scf::YieldOp::create(
-        b, loc,
-        ValueRange{arith::SelectOp::create(
-            b, loc, arith::AndIOp::create(b, loc, endedNow, first), polls,
-            outcome)});
-  }
-  Value outcome = wait.getResult(0);
-  Value timedOut =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, outcome, i64(0));
-  Value status;
-  if (isHost()) {
-    Value aborted = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          outcome, i64(kAborted));
-    status = arith::SelectOp::create(
-        b, loc, timedOut,
-        arith::SelectOp::create(b, loc, aborted, i32(kStatusAborted),
-                                i32(kStatusPeerTimeout)),
-        i32(0));
-    Value complete = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           outcome, i64(0));
-    auto ifComplete = scf::IfOp::create(b, loc, complete);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(&ifComplete.getThenRegion().front());
-      readPeers(half, begin, end, thread, threads);
+  auto ok = [&]() -> Value { return isHost() ? i32(0) : Value(); };
+  Value ownPart = mul(rank, index(partCount));
+  Value status = exchange(0, [&]() -> Value {
+    switch (op.getKind()) {
+    case CollectiveKind::AllGather:
+      gatherPeers([&](int64_t) { return half; },
+                  [&](int64_t r) { return index(r * count); },
+                  /*inParts=*/false);
+      return ok();
+    case CollectiveKind::ReduceScatter:
+      reducePeers(add(half, ownPart), end, op.getRecv(), index(0));
+      return ok();
+    default:
+      break;
     }
+    if (!op.getTwoShot()) {
+      reducePeers(half, end, op.getRecv(), index(0));
+      return ok();
+    }
+    // Phase 1: the own part, reduced into the second half; phase 2: every
+    // rank's reduced part from there.
+    Value partEnd = arith::MinSIOp::create(
+        b, loc, end, arith::SubIOp::create(b, loc, index(count), ownPart));
+    reducePeers(ownPart, partEnd, op.getData(), add(index(count), ownPart));
+    return exchange(1, [&]() -> Value {
+      gatherPeers([&](int64_t r) { return index(count + r * partCount); },
+                  [&](int64_t r) { return index(r * partCount); },
+                  /*inParts=*/true);
+      return ok();
+    });
+  });
+  if (isHost()) {
     scf::YieldOp::create(b, loc, ValueRange{status});
     return ifFound.getResult(0);
   }
-  // A peer that never signals ends the kernel with an error on the device.
-  {
-    auto ifTimedOut = scf::IfOp::create(b, loc, timedOut);
-    OpBuilder::InsertionGuard ifGuard(b);
-    b.setInsertionPointToStart(&ifTimedOut.getThenRegion().front());
-    LLVM::Trap::create(b, loc);
-  }
-  barrier();
-  fence(LLVM::AtomicOrdering::acquire);
-  readPeers(half, begin, end, thread, threads);
   return {};
 }
 

@@ -1,10 +1,10 @@
 //===- CompileCollectives.cpp - Kernels for small collectives -------------===//
 //
-// A small all_reduce or all_gather costs a library collective's fixed
-// latency; as a kernel over a symmetric window it costs one dispatch. This
-// pass gives each such kiln.collective an executable whose kernel holds one
-// kiln.window_collective; the targets lower that op, and host lowering
-// dispatches the kernel over a window of the program.
+// A small all_reduce, all_gather or reduce_scatter costs a library
+// collective's fixed latency; as a kernel over a symmetric window it costs
+// one dispatch. This pass gives each such kiln.collective an executable whose
+// kernel holds one kiln.window_collective; the targets lower that op, and
+// host lowering dispatches the kernel over a window of the program.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/DispatchCreation/Passes.h"
@@ -29,7 +29,7 @@ static constexpr int64_t kMaxWorkgroups = 64;
 
 // Creates the executable and kernel of `collective`, named `name`.
 static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
-                                 func::FuncOp host) {
+                                 func::FuncOp host, bool twoShot) {
   MLIRContext *context = collective.getContext();
   Location loc = collective.getLoc();
   auto inputType = cast<RankedTensorType>(collective.getInput().getType());
@@ -37,16 +37,28 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
   int64_t count = inputType.getNumElements();
   int64_t ranks = collective.getChannel().getGroupSize();
   int64_t bytes = count * getStoredByteSize(element);
+  CollectiveKind kind = collective.getKind();
+  // Workgroups split each part (the whole send, or one rank's share of a
+  // reduce_scatter or two-shot all_reduce).
+  int64_t partCount = count;
+  if (kind == CollectiveKind::ReduceScatter)
+    partCount = count / ranks;
+  else if (twoShot)
+    partCount = llvm::alignTo(llvm::divideCeil(count, ranks),
+                              std::max<int64_t>(1, 16 / getStoredByteSize(
+                                                        element)));
   int64_t workgroups =
       std::clamp<int64_t>(llvm::divideCeil(bytes, kMinBytesPerWorkgroup), 1,
-                          std::min(kMaxWorkgroups, count));
-  int64_t recvCount =
-      collective.getKind() == CollectiveKind::AllGather ? ranks * count : count;
+                          std::min(kMaxWorkgroups, partCount));
+  int64_t recvCount = kind == CollectiveKind::AllGather       ? ranks * count
+                      : kind == CollectiveKind::ReduceScatter ? count / ranks
+                                                              : count;
   Type i64 = IntegerType::get(context, 64);
   SmallVector<Type> types = {
       MemRefType::get({count}, element), MemRefType::get({recvCount}, element),
       MemRefType::get({2 * count}, element),
-      MemRefType::get({WindowCollectiveOp::getSignalCount(ranks, workgroups)},
+      MemRefType::get({WindowCollectiveOp::getSignalCount(ranks, workgroups,
+                                                          twoShot ? 2 : 1)},
                       i64),
       MemRefType::get({2 * ranks + 1}, i64)};
 
@@ -59,8 +71,8 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
   Block *entry = kernel.addEntryBlock();
   builder.setInsertionPointToStart(entry);
   WindowCollectiveOp::create(
-      builder, loc, collective.getKind(), collective.getReduction(), ranks,
-      workgroups, entry->getArgument(0), entry->getArgument(1),
+      builder, loc, kind, collective.getReduction(), ranks, workgroups,
+      twoShot, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), entry->getArgument(3), entry->getArgument(4));
   func::ReturnOp::create(builder, loc);
   return kernel;
@@ -80,8 +92,9 @@ struct CompileCollectivesPass
       unsigned index = 0;
       host.walk([&](CollectiveOp collective) {
         CollectiveKind kind = collective.getKind();
-        if (kind != CollectiveKind::AllReduce &&
-            kind != CollectiveKind::AllGather)
+        bool reduces = kind == CollectiveKind::AllReduce ||
+                       kind == CollectiveKind::ReduceScatter;
+        if (!reduces && kind != CollectiveKind::AllGather)
           return;
         auto type = cast<RankedTensorType>(collective.getInput().getType());
         int64_t bytes =
@@ -91,22 +104,26 @@ struct CompileCollectivesPass
         ReductionKind reduction = collective.getReduction();
         Type element = type.getElementType();
         bool libraryLacksType =
-            kind == CollectiveKind::AllReduce &&
+            reduces &&
             (reduction == ReductionKind::And ||
              reduction == ReductionKind::Or ||
              reduction == ReductionKind::Xor || element.isInteger(1) ||
              (gpuLibraries && element.isInteger(16)));
+        int64_t ranks = collective.getChannel().getGroupSize();
         if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) ||
-            collective.getChannel().getGroupSize() < 2)
+            ranks < 2)
           return;
+        // Two ranks read as much one-shot as two-shot, in one exchange.
+        bool twoShot = kind == CollectiveKind::AllReduce && ranks > 2 &&
+                       twoShotMinBytes > 0 && bytes >= twoShotMinBytes;
         std::string base =
-            (host.getSymName() + "_" + stringifyCollectiveKind(kind) + "_" +
-             Twine(index++))
+            (host.getSymName() + "_" + stringifyCollectiveKind(kind) +
+             (twoShot ? "_two_shot_" : "_") + Twine(index++))
                 .str();
         std::string name = base;
         for (unsigned suffix = 0; symbols.lookup(name);)
           name = base + "_" + std::to_string(suffix++);
-        func::FuncOp kernel = createKernel(collective, name, host);
+        func::FuncOp kernel = createKernel(collective, name, host, twoShot);
         symbols.insert(kernel->getParentOp());
         collective.setKernelAttr(SymbolRefAttr::get(
             collective.getContext(), name,

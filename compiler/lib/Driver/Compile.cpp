@@ -214,7 +214,7 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                  [&](OpPassManager &pm) {
                                    InputPipelineOptions input;
                                    input.gpuCollectives = gpuTargets;
-                                   input.compiledAllReduce =
+                                   input.compiledReductions =
                                        collectiveKernelMaxBytes > 0;
                                    input.parametersFile = options.parametersFile;
                                    input.loadTimeParameters =
@@ -228,6 +228,8 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                        compiler.hasFusedAttention();
                                    creation.collectiveKernelMaxBytes =
                                        collectiveKernelMaxBytes;
+                                   creation.collectiveTwoShotMinBytes =
+                                       options.collectiveTwoShotMinBytes;
                                    creation.gpuCollectiveLibraries = gpuTargets;
                                    buildKilnDispatchCreationPipeline(pm,
                                                                      creation);
@@ -363,18 +365,20 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       if (!needValue() ||
           failed(parseLevel(name, value, options.shared.gpuOptLevel, error)))
         return failure();
-    } else if (name == "collective-kernel-max-bytes") {
+    } else if (name == "collective-kernel-max-bytes" ||
+               name == "collective-two-shot-min-bytes") {
       int64_t bytes = 0;
       if (!needValue())
         return failure();
       if (value.getAsInteger(10, bytes) || bytes < 0 || bytes > (1ll << 30)) {
-        error = ("--collective-kernel-max-bytes must be 0 to 1073741824, not "
-                 "'" +
-                 value + "'")
+        error = ("--" + name + " must be 0 to 1073741824, not '" + value + "'")
                     .str();
         return failure();
       }
-      options.collectiveKernelMaxBytes = bytes;
+      if (name == "collective-kernel-max-bytes")
+        options.collectiveKernelMaxBytes = bytes;
+      else
+        options.collectiveTwoShotMinBytes = bytes;
     } else if (name == "parameter-mode") {
       if (!needValue())
         return failure();
@@ -392,6 +396,7 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
           known += ", --" + option.name;
       error = ("unknown flag '--" + name + "' (known: " + known +
                ", --gpu-opt-level, --collective-kernel-max-bytes, "
+               "--collective-two-shot-min-bytes, "
                "--module-name, --dump-intermediates, --parameters, "
                "--parameter-mode)")
                   .str();

@@ -265,7 +265,7 @@ struct LowerCollectivesPass
       // run it is kiln-verify-input-legality's to say.
       if (mlir::failed(verifySupportedShardOp(op, symbolTables,
                                               /*gpuCollectives=*/false,
-                                              /*compiledAllReduce=*/true)))
+                                              /*compiledReductions=*/true)))
         failed = true;
       else if (!isa<shard::GridOp>(op))
         collectives.push_back(op);

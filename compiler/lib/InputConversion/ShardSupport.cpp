@@ -34,12 +34,12 @@ static bool isCollectiveElementType(Type type, bool reducing, bool compiled) {
 
 // How to get what only compiled collective kernels run.
 static constexpr llvm::StringLiteral kCompiledOnly =
-    " runs only as a compiled collective kernel: an all_reduce, compiled with "
-    "collective kernels on (the host target's default; "
-    "--collective-kernel-max-bytes=N > 0 for rocm and cuda)";
+    " runs only as a compiled collective kernel: an all_reduce or "
+    "reduce_scatter, compiled with collective kernels on (the host target's "
+    "default; --collective-kernel-max-bytes=N > 0 for rocm and cuda)";
 
-// `compiled`: the collective may become a compiled kernel (an all_reduce
-// with collective kernels on), which takes what no library does.
+// `compiled`: the collective may become a compiled kernel (collective
+// kernels on), which takes what no library does.
 static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
                                      Type elementType, bool gpuCollectives,
                                      bool compiled) {
@@ -109,7 +109,7 @@ static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing,
              << (reducing && !compiled ? "" : "i1, ")
              << "i8, i16, i32, i64, f16, bf16, f32, f64"
              << (reducing && !compiled
-                     ? " (i1 all_reduces run as compiled collective kernels)"
+                     ? " (i1 reductions run as compiled collective kernels)"
                      : "");
   }
   if (getElementTypeOrSelf(inputType) != getElementTypeOrSelf(resultType))
@@ -123,7 +123,7 @@ static LogicalResult verifyCollectiveTypes(Operation *op, bool reducing,
 
 LogicalResult mlir::kiln::verifySupportedShardOp(
     Operation *op, SymbolTableCollection &symbolTables, bool gpuCollectives,
-    bool compiledAllReduce) {
+    bool compiledReductions) {
   if (auto grid = dyn_cast<shard::GridOp>(op))
     return verifyStaticGrid(grid);
   if (isa<shard::ShardingOp, shard::ShardOp>(op))
@@ -144,7 +144,7 @@ LogicalResult mlir::kiln::verifySupportedShardOp(
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<shard::AllReduceOp, shard::ReduceScatterOp>(
           [&](auto collective) -> LogicalResult {
-            bool compiled = compiledAllReduce && isa<shard::AllReduceOp>(op);
+            bool compiled = compiledReductions;
             if (failed(checkGrid(collective.getGridAttr())) ||
                 failed(verifyCollectiveTypes(op, /*reducing=*/true, compiled)))
               return failure();

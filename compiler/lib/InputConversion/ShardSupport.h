@@ -24,11 +24,12 @@ LogicalResult verifyStaticGrid(shard::GridOp grid);
 // and average (floats), a static broadcast root, on a static grid.
 // With `gpuCollectives`, also rejects reductions NCCL/RCCL cannot run (on
 // 16-bit integers), which the GPU targets' hip driver would refuse, except
-// all_reduces with `compiledAllReduce` (they become compiled kernels).
+// all_reduces and reduce_scatters with `compiledReductions` (they become
+// compiled kernels, as bitwise and i1 reductions must).
 LogicalResult verifySupportedShardOp(Operation *op,
                                      SymbolTableCollection &symbolTables,
                                      bool gpuCollectives = false,
-                                     bool compiledAllReduce = false);
+                                     bool compiledReductions = false);
 
 // The Kiln reduction of a supported shard reduction.
 ReductionKind convertReduction(shard::ReductionKind kind);

@@ -87,14 +87,14 @@ struct VerifyInputLegalityPass
 // argument that is reported where it is defined.
 static LogicalResult verifyOp(Operation *op,
                               SymbolTableCollection &symbolTables,
-                              bool gpuCollectives, bool compiledAllReduce) {
+                              bool gpuCollectives, bool compiledReductions) {
   StringRef dialect = op->getName().getDialectNamespace();
   StringRef name = op->getName().getStringRef();
 
   // Grids and collectives of SPMD programs (see kiln-lower-collectives).
   if (dialect == "shard" && op->isRegistered())
     return kiln::verifySupportedShardOp(op, symbolTables, gpuCollectives,
-                                        compiledAllReduce);
+                                        compiledReductions);
 
   static const llvm::StringSet<> controlFlowDialects = {"scf", "cf", "affine",
                                                          "async"};
@@ -178,7 +178,7 @@ void VerifyInputLegalityPass::runOnOperation() {
       if (mlir::failed(verifyFunction(func)))
         failed = true;
     if (mlir::failed(
-            verifyOp(op, symbolTables, gpuCollectives, compiledAllReduce))) {
+            verifyOp(op, symbolTables, gpuCollectives, compiledReductions))) {
       failed = true;
       // What a rejected op holds (e.g. a loop body) adds no information.
       return WalkResult::skip();

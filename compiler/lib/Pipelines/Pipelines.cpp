@@ -27,7 +27,7 @@ void mlir::kiln::buildKilnInputPipeline(OpPassManager &pm,
   pm.addPass(createPartitionShardsPass());
   VerifyInputLegalityPassOptions legality;
   legality.gpuCollectives = options.gpuCollectives;
-  legality.compiledAllReduce = options.compiledAllReduce;
+  legality.compiledReductions = options.compiledReductions;
   pm.addPass(createVerifyInputLegalityPass(legality));
   // Collectives on rank-major layouts, with linalg transposes around them.
   pm.addPass(createLowerCollectivesPass());
@@ -66,6 +66,7 @@ void mlir::kiln::buildKilnDispatchCreationPipeline(
   // Small collectives as kernels over symmetric windows.
   CompileCollectivesPassOptions collectives;
   collectives.maxBytes = options.collectiveKernelMaxBytes;
+  collectives.twoShotMinBytes = options.collectiveTwoShotMinBytes;
   collectives.gpuLibraries = options.gpuCollectiveLibraries;
   pm.addPass(createCompileCollectivesPass(collectives));
   // Host-side producers cloned into kernels are now dead.

@@ -92,3 +92,4 @@ func.func @avg_f64(%send: memref<5xf64>, %recv: memref<5xf64>, %data: memref<10x
   kiln.window_collective all_reduce reduction = avg ranks(2) workgroups(1) send(%send) recv(%recv) window(%data, %signals, %peers) : memref<5xf64>, memref<5xf64>, memref<10xf64>, memref<3xi64>, memref<5xi64>
   return
 }
+

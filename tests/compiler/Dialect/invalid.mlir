@@ -147,7 +147,7 @@ kiln.program @p : (tensor<6xf32>) -> tensor<6xf32> transient_size(0) channels [#
 
 // kiln.window_collective: what the kernel's protocol needs.
 func.func @window_broadcast(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
-  // expected-error @+1 {{compiles all_reduce and all_gather, not broadcast}}
+  // expected-error @+1 {{compiles all_reduce, all_gather and reduce_scatter, not broadcast}}
   kiln.window_collective broadcast ranks(2) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<3xi64>, memref<5xi64>
   return
 }
@@ -195,8 +195,48 @@ func.func @window_avg_int(%s: memref<4xi32>, %d: memref<8xi32>, %f: memref<3xi64
 // -----
 
 func.func @window_workgroups(%s: memref<4xf32>, %d: memref<8xf32>, %f: memref<15xi64>, %p: memref<5xi64>) {
-  // expected-error @+1 {{runs 5 workgroups over only 4 elements}}
+  // expected-error @+1 {{runs 5 workgroups over parts of only 4 elements}}
   kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(5) send(%s) recv(%s) window(%d, %f, %p) : memref<4xf32>, memref<4xf32>, memref<8xf32>, memref<15xi64>, memref<5xi64>
+  return
+}
+
+// -----
+
+func.func @window_two_shot_gather(%s: memref<4xf32>, %r: memref<8xf32>, %d: memref<8xf32>, %f: memref<5xi64>, %p: memref<5xi64>) {
+  // expected-error @+1 {{two_shot is an all_reduce algorithm, not all_gather's}}
+  kiln.window_collective all_gather two_shot ranks(2) workgroups(1) send(%s) recv(%r) window(%d, %f, %p) : memref<4xf32>, memref<8xf32>, memref<8xf32>, memref<5xi64>, memref<5xi64>
+  return
+}
+
+// -----
+
+func.func @window_scatter_parts(%s: memref<5xf32>, %r: memref<2xf32>, %d: memref<10xf32>, %f: memref<3xi64>, %p: memref<5xi64>) {
+  // expected-error @+1 {{reduce_scatter needs a send of 2 equal parts, got 5 elements}}
+  kiln.window_collective reduce_scatter reduction = sum ranks(2) workgroups(1) send(%s) recv(%r) window(%d, %f, %p) : memref<5xf32>, memref<2xf32>, memref<10xf32>, memref<3xi64>, memref<5xi64>
+  return
+}
+
+// -----
+
+func.func @window_scatter_recv(%s: memref<6xf32>, %d: memref<12xf32>, %f: memref<4xi64>, %p: memref<7xi64>) {
+  // expected-error @+1 {{recv must be 'memref<2xf32>', got 'memref<6xf32>'}}
+  kiln.window_collective reduce_scatter reduction = max ranks(3) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<6xf32>, memref<6xf32>, memref<12xf32>, memref<4xi64>, memref<7xi64>
+  return
+}
+
+// -----
+
+func.func @window_scatter_workgroups(%s: memref<6xf32>, %r: memref<2xf32>, %d: memref<12xf32>, %f: memref<12xi64>, %p: memref<7xi64>) {
+  // expected-error @+1 {{runs 3 workgroups over parts of only 2 elements}}
+  kiln.window_collective reduce_scatter reduction = sum ranks(3) workgroups(3) send(%s) recv(%r) window(%d, %f, %p) : memref<6xf32>, memref<2xf32>, memref<12xf32>, memref<12xi64>, memref<7xi64>
+  return
+}
+
+// -----
+
+func.func @window_two_shot_signals(%s: memref<12xf32>, %d: memref<24xf32>, %f: memref<4xi64>, %p: memref<7xi64>) {
+  // expected-error @+1 {{window signals must be 'memref<7xi64>', got 'memref<4xi64>'}}
+  kiln.window_collective all_reduce reduction = sum two_shot ranks(3) workgroups(1) send(%s) recv(%s) window(%d, %f, %p) : memref<12xf32>, memref<12xf32>, memref<24xf32>, memref<4xi64>, memref<7xi64>
   return
 }
 

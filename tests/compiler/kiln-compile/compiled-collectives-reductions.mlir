@@ -7,7 +7,9 @@
 // RUN: not kiln-compile %t/ok.mlir --target=cuda -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: kiln-compile %t/ok.mlir --target=cuda --collective-kernel-max-bytes=4 -o %t/cuda.vmfb
 // RUN: not kiln-compile %t/float.mlir --target=host -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=FLOAT
-// RUN: not kiln-compile %t/scatter.mlir --target=host -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=SCATTER
+// RUN: kiln-compile %t/scatter.mlir --target=host --collective-kernel-max-bytes=4 -o %t/scatter.vmfb
+// RUN: kiln-dump %t/scatter.vmfb --commands | FileCheck %s --check-prefix=SCATTER
+// RUN: not kiln-compile %t/scatter.mlir --target=host --collective-kernel-max-bytes=0 -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=SCATTEROFF
 
 // Reductions no collective library runs are compiled collective kernels at
 // any size (8 KiB of i32 and 4096 i1 are above a 4-byte threshold; every
@@ -24,10 +26,15 @@
 
 // Without collective kernels (turned off, or a GPU target by default) they
 // are errors that say how to get them.
-// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel: an all_reduce, compiled with collective kernels on (the host target's default; --collective-kernel-max-bytes=N > 0 for rocm and cuda) (no collective library has bitwise reductions)
+// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel: an all_reduce or reduce_scatter, compiled with collective kernels on (the host target's default; --collective-kernel-max-bytes=N > 0 for rocm and cuda) (no collective library has bitwise reductions)
 
 // FLOAT: error: reduction 'bitwise_or' of 'shard.all_reduce' needs an integer element type, got 'f32'
-// SCATTER: error: reduction 'bitwise_xor' of 'shard.reduce_scatter' runs only as a compiled collective kernel
+
+// reduce_scatter the same: above the threshold, a kernel all the same.
+// SCATTER:     window 0: channel 0, 64 bytes
+// SCATTER:     dispatch f_reduce_scatter_0::f_reduce_scatter_0
+// SCATTER-NOT: collective ReduceScatter
+// SCATTEROFF: error: reduction 'bitwise_xor' of 'shard.reduce_scatter' runs only as a compiled collective kernel
 
 //--- ok.mlir
 shard.grid @grid(shape = 2)

@@ -250,10 +250,14 @@ def cases_on_2x4():
     yield Case("broadcast", "i32", grid, (0, 1), (7,), root=(1, 2))
 
 
-# Library path: all_reduce and all_gather of the sizes above are compiled
-# collective kernels on the host target (kiln-compile-collectives); these
-# run the same collectives as library calls of the local driver.
+# Library path: all_reduce, all_gather and reduce_scatter of the sizes
+# above are compiled collective kernels on the host target
+# (kiln-compile-collectives); these run the same collectives as library
+# calls of the local driver.
 LIBRARY = " --collective-kernel-max-bytes=0"
+# Two-shot all_reduce kernels at any size (over more than 2 ranks; off by
+# default).
+TWO_SHOT = " --collective-two-shot-min-bytes=1"
 
 
 def cases_on_library_path():
@@ -262,8 +266,40 @@ def cases_on_library_path():
                    variant="library", flags=LIBRARY)
         yield Case("all_gather", ty, (2,), (0,), (3, 5), axis=1,
                    variant="library", flags=LIBRARY)
+        yield Case("reduce_scatter", ty, (2,), (0,), (4, 5), reduction="max",
+                   axis=0, variant="library", flags=LIBRARY)
     yield Case("all_reduce", "f32", (4,), (0,), (7,), reduction="max",
                variant="library", flags=LIBRARY)
+    yield Case("reduce_scatter", "f32", (4,), (0,), (8, 3), reduction="sum",
+               axis=0, variant="library", flags=LIBRARY)
+
+
+def cases_two_shot():
+    """All_reduces as two-shot kernels: a reduce_scatter into parts of
+    ceil(count / N) rounded up to 16 bytes (the last parts shorter or
+    empty), then an all_gather of the reduced parts."""
+    for ty in ALL_TYPES:
+        yield Case("all_reduce", ty, (3,), (0,), (3, 5), reduction="sum",
+                   variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "f32", (3,), (0,), (7,), reduction="max",
+               variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "f16", (4,), (0,), (3, 5), reduction="average",
+               variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "i32", (8,), (0,), (3, 5), reduction="product",
+               variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "i64", (2, 4), (1, 0), (7,), reduction="min",
+               variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "i32", (4,), (0,), (7,),
+               reduction="bitwise_xor", variant="twoshot", flags=TWO_SHOT)
+    yield Case("all_reduce", "i1", (3,), (0,), (17,), reduction="sum",
+               variant="twoshot", flags=TWO_SHOT)
+    # At a 256 KiB threshold: two-shot over 64 workgroups, the last part
+    # shorter.
+    threshold = " --collective-two-shot-min-bytes=262144"
+    yield Case("all_reduce", "f32", (3,), (0,), (65537,), reduction="sum",
+               variant="twoshot_wg64", flags=threshold)
+    yield Case("all_reduce", "bf16", (8,), (0,), (131075,),
+               reduction="max", variant="twoshot_wg64", flags=threshold)
 
 
 def cases_with_several_workgroups():
@@ -280,6 +316,12 @@ def cases_with_several_workgroups():
                variant="wg36")
     yield Case("all_reduce", "f32", (2,), (0,), (262144,), reduction="product",
                variant="wg64")
+    yield Case("reduce_scatter", "f32", (4,), (0,), (4, 5001),
+               reduction="sum", axis=0, variant="wg20")
+    yield Case("reduce_scatter", "f16", (3,), (0,), (3, 4097, 2),
+               reduction="average", axis=0, variant="wg13")
+    yield Case("reduce_scatter", "i32", (2,), (0,), (3, 32768),
+               reduction="max", axis=1, variant="wg64")
 
 
 def cases_compiled_only():
@@ -293,6 +335,14 @@ def cases_compiled_only():
     for reduction in ("sum", "product", "min", "max"):
         yield Case("all_reduce", "i1", (2,), (0,), (3, 5), reduction=reduction)
     yield Case("all_reduce", "i1", (4,), (0,), (17,), reduction="sum")
+    for reduction in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        yield Case("reduce_scatter", "i32", (3,), (0,), (6, 5),
+                   reduction=reduction, axis=0)
+    yield Case("reduce_scatter", "i8", (2, 4), (1,), (3, 8),
+               reduction="bitwise_or", axis=1)
+    for reduction in ("sum", "min"):
+        yield Case("reduce_scatter", "i1", (2,), (0,), (4, 5),
+                   reduction=reduction, axis=0)
     # 2 MiB of i8 per rank: above the default threshold, compiled anyway.
     yield Case("all_reduce", "i8", (2,), (0,), (2097152,),
                reduction="bitwise_or", variant="large")
@@ -307,6 +357,7 @@ def all_cases():
     cases += cases_on_2x4()
     cases += cases_on_library_path()
     cases += cases_with_several_workgroups()
+    cases += cases_two_shot()
     cases += cases_compiled_only()
     names = [c.name for c in cases]
     assert len(set(names)) == len(names), "two cases share a test name"

@@ -133,10 +133,11 @@ def OutlineDispatchRegionsPass
 
 def CompileCollectivesPass
     : Pass<"kiln-compile-collectives", "::mlir::ModuleOp"> {
-  let summary = "Gives small all_reduce and all_gather collectives a kernel";
+  let summary = "Gives small all_reduce, all_gather and reduce_scatter "
+                "collectives a kernel";
   let description = [{
-    Every `kiln.collective` all_reduce or all_gather whose per-rank send is
-    at most `max-bytes` bytes gets a kernel of its own: a new
+    Every `kiln.collective` all_reduce, all_gather or reduce_scatter whose
+    per-rank send is at most `max-bytes` bytes gets a kernel of its own: a new
     `kiln.executable @<function>_<kind>_<n>` whose kernel takes the send
     data, the result and a symmetric window (data, signal slots, peer
     table: memrefs) and holds one `kiln.window_collective` (its protocol is
@@ -144,17 +145,27 @@ def CompileCollectivesPass
     and names the kernel (`kernel @exe::@kernel`); host lowering turns it
     into a dispatch of that kernel over a window of the program. Larger
     collectives, the other kinds, and everything when `max-bytes` is 0 stay
-    library collectives, except all_reduces that no library runs (bitwise
-    and/or/xor, i1) and, with `gpu-libraries`, those of the types NCCL/RCCL
-    lack (16-bit integers), which get a kernel at any size.
+    library collectives, except all_reduces and reduce_scatters that no
+    library runs (bitwise and/or/xor, i1) and, with `gpu-libraries`, those
+    of the types NCCL/RCCL lack (16-bit integers), which get a kernel at any
+    size.
 
-    The kernel splits the elements over workgroups of at least 4 KiB (at
-    most 64 workgroups), each with its own flags and epoch counter.
+    An all_reduce over more than 2 ranks of at least `two-shot-min-bytes`
+    per rank (> 0) runs two-shot (a reduce_scatter, then an all_gather of
+    the reduced parts: each rank reads 2x its send instead of N x).
+
+    The kernel splits the elements (of each part) over workgroups of at
+    least 4 KiB of send (at most 64 workgroups), each with its own flags and
+    epoch counter.
   }];
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"0",
            "largest per-rank send, in bytes, that gets a compiled kernel "
            "(0: none)">,
+    Option<"twoShotMinBytes", "two-shot-min-bytes", "int64_t",
+           /*default=*/"0",
+           "smallest per-rank send, in bytes, of an all_reduce over more "
+           "than 2 ranks that runs two-shot (0: never)">,
     Option<"gpuLibraries", "gpu-libraries", "bool", /*default=*/"false",
            "library collectives are NCCL/RCCL's: with max-bytes > 0, "
            "all_reduces of types they lack (16-bit integers) get a kernel "

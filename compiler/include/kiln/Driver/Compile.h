@@ -49,17 +49,25 @@ struct CompileOptions {
   std::string dumpDir;
   // Module name, source digest and flags stored in the module.
   ModuleWriterOptions writer;
-  // all_reduce and all_gather of at most this many bytes per rank become
-  // kernels over symmetric windows; 0 keeps every collective a library
-  // call. Unset: the default below where every target's driver has windows
-  // (host), else 0 (the hip driver has none yet).
+  // all_reduce, all_gather and reduce_scatter of at most this many bytes per
+  // rank become kernels over symmetric windows; 0 keeps every collective a
+  // library call. Unset: the default below where every target's driver has
+  // windows (host), else 0 (the hip driver has them on logical devices
+  // only).
   std::optional<int64_t> collectiveKernelMaxBytes;
   static constexpr int64_t kDefaultCollectiveKernelMaxBytes = 1 << 20;
+  // Compiled all_reduces over more than 2 ranks of at least this many bytes
+  // per rank run two-shot (reduce_scatter, then all_gather); 0: never, the
+  // default: on one H200 (logical ranks) one-shot is faster at every size
+  // up to the 1 MiB kernel limit (docs/performance.md); the multi-GPU
+  // threshold waits for a machine with several GPUs.
+  int64_t collectiveTwoShotMinBytes = 0;
 };
 
 // Reads kiln-compile flags into `options`, starting from the defaults: the
 // driver's own ("--target=cuda,host", "--gpu-opt-level=N",
-// "--collective-kernel-max-bytes=N", "--module-name=NAME",
+// "--collective-kernel-max-bytes=N", "--collective-two-shot-min-bytes=N",
+// "--module-name=NAME",
 // "--dump-intermediates=DIR", "--parameters=FILE.safetensors",
 // "--parameter-mode=compile|load") and those the targets of `registry` own
 // ("--rocm-chip=gfx942", "--host-cpu=CPU", ...). The selected targets'

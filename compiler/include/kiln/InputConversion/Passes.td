@@ -34,17 +34,19 @@ def VerifyInputLegalityPass
     With `gpu-collectives` (kiln-compile sets it for --target=rocm/cuda),
     collectives must also be runnable by NCCL/RCCL: no reductions on 16-bit
     integers, which those libraries cannot reduce; with
-    `compiled-all-reduce` too, all_reduces of them are accepted (they
-    become compiled collective kernels at any size).
+    `compiled-reductions` too, all_reduces and reduce_scatters of them are
+    accepted (they become compiled collective kernels at any size), as are
+    bitwise and i1 reductions.
   }];
   let options = [
     Option<"gpuCollectives", "gpu-collectives", "bool", /*default=*/"false",
            "Collectives also run on GPUs through NCCL/RCCL: reject the "
            "reductions those libraries lack (16-bit integers)">,
-    Option<"compiledAllReduce", "compiled-all-reduce", "bool",
+    Option<"compiledReductions", "compiled-reductions", "bool",
            /*default=*/"false",
-           "all_reduces of types NCCL/RCCL lack become compiled collective "
-           "kernels (kiln-compile-collectives): accept them">,
+           "all_reduces and reduce_scatters that no library runs become "
+           "compiled collective kernels (kiln-compile-collectives): accept "
+           "them">,
   ];
 }
 

@@ -17,9 +17,10 @@ struct InputPipelineOptions {
   // The module is also compiled for GPU targets (rocm, cuda), whose
   // collectives run on NCCL/RCCL: reject what those cannot run.
   bool gpuCollectives = false;
-  // Compiled collectives are on: all_reduces of types NCCL/RCCL lack are
-  // accepted (they become kernels; see collectiveLibraryTypesOnly).
-  bool compiledAllReduce = false;
+  // Compiled collectives are on: all_reduces and reduce_scatters that no
+  // library runs (bitwise, i1, and 16-bit integers on NCCL/RCCL) are
+  // accepted (they become kernels).
+  bool compiledReductions = false;
   // The safetensors or .npz archive of the program's kiln.parameter
   // arguments ("" for none).
   std::string parametersFile;
@@ -39,10 +40,13 @@ struct DispatchCreationOptions {
   // Every target of the compile has a fused attention kernel: attention
   // chains become one dispatch (kiln-form-dispatch-regions).
   bool fuseAttention = false;
-  // Every target of the compile lowers kiln.window_collective: all_reduce
-  // and all_gather of at most this many bytes per rank become kernels over
-  // symmetric windows (kiln-compile-collectives; 0: none).
+  // Every target of the compile lowers kiln.window_collective: all_reduce,
+  // all_gather and reduce_scatter of at most this many bytes per rank become
+  // kernels over symmetric windows (kiln-compile-collectives; 0: none).
   int64_t collectiveKernelMaxBytes = 0;
+  // All_reduce kernels over more than 2 ranks of at least this many bytes
+  // per rank run two-shot (0: never).
+  int64_t collectiveTwoShotMinBytes = 0;
   // Library collectives are NCCL/RCCL's: with collective kernels on, an
   // all_reduce of a type they lack (16-bit integers) becomes a kernel at any
   // size.

@@ -198,16 +198,29 @@ LogicalResult CollectiveOp::verify() {
 // WindowCollectiveOp
 //===----------------------------------------------------------------------===//
 
+int64_t WindowCollectiveOp::getAlignment() {
+  Type element = cast<MemRefType>(getSend().getType()).getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
+      element.getIntOrFloatBitWidth() > 128)
+    return 1;
+  return 128 / element.getIntOrFloatBitWidth();
+}
+
 LogicalResult WindowCollectiveOp::verify() {
   int64_t n = getRanks();
+  CollectiveKind kind = getKind();
   if (n < 1 || getWorkgroups() < 1)
     return emitOpError("needs at least one rank and one workgroup, got ")
            << n << " ranks and " << getWorkgroups() << " workgroups";
-  if (getKind() != CollectiveKind::AllReduce &&
-      getKind() != CollectiveKind::AllGather)
-    return emitOpError("compiles all_reduce and all_gather, not ")
-           << stringifyCollectiveKind(getKind());
-  if (failed(verifyCollectiveAttrs(*this, getKind(), getReduction(), 0, n)))
+  if (kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllGather &&
+      kind != CollectiveKind::ReduceScatter)
+    return emitOpError("compiles all_reduce, all_gather and reduce_scatter, "
+                       "not ")
+           << stringifyCollectiveKind(kind);
+  if (getTwoShot() && kind != CollectiveKind::AllReduce)
+    return emitOpError("two_shot is an all_reduce algorithm, not ")
+           << stringifyCollectiveKind(kind) << "'s";
+  if (failed(verifyCollectiveAttrs(*this, kind, getReduction(), 0, n)))
     return failure();
   auto sendType = cast<MemRefType>(getSend().getType());
   Type element = sendType.getElementType();
@@ -215,9 +228,13 @@ LogicalResult WindowCollectiveOp::verify() {
   if (ShapedType::isDynamic(count) || count < 1)
     return emitOpError("needs a static, non-empty send buffer, got ")
            << sendType;
-  if (getWorkgroups() > count)
-    return emitOpError("runs ") << getWorkgroups() << " workgroups over only "
-                                << count << " elements";
+  if (kind == CollectiveKind::ReduceScatter && count % n != 0)
+    return emitOpError("reduce_scatter needs a send of ")
+           << n << " equal parts, got " << count << " elements";
+  if (getWorkgroups() > getPartCount())
+    return emitOpError("runs ")
+           << getWorkgroups() << " workgroups over parts of only "
+           << getPartCount() << " elements";
   if (getReduction() == ReductionKind::Avg && !isa<FloatType>(element))
     return emitOpError("averages floats only, got ") << element;
   bool bitwise = getReduction() == ReductionKind::And ||
@@ -234,14 +251,17 @@ LogicalResult WindowCollectiveOp::verify() {
                            << memref;
     return success();
   };
-  int64_t recvCount =
-      getKind() == CollectiveKind::AllGather ? n * count : count;
+  int64_t recvCount = kind == CollectiveKind::AllGather       ? n * count
+                      : kind == CollectiveKind::ReduceScatter ? count / n
+                                                              : count;
   Type i64 = IntegerType::get(getContext(), 64);
-  return failure(failed(expect(getRecv(), recvCount, element, "recv")) ||
-                 failed(expect(getData(), 2 * count, element, "window data")) ||
-                 failed(expect(getSignals(), getSignalCount(n, getWorkgroups()),
-                               i64, "window signals")) ||
-                 failed(expect(getPeers(), 2 * n + 1, i64, "peer table")));
+  return failure(
+      failed(expect(getRecv(), recvCount, element, "recv")) ||
+      failed(expect(getData(), 2 * count, element, "window data")) ||
+      failed(expect(getSignals(),
+                    getSignalCount(n, getWorkgroups(), getPhases()), i64,
+                    "window signals")) ||
+      failed(expect(getPeers(), 2 * n + 1, i64, "peer table")));
 }
 
 //===----------------------------------------------------------------------===//

@@ -158,30 +158,45 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
     The body of a compiled collective's kernel (`kiln-compile-collectives`),
     on buffers: every rank of a group of `ranks` runs this kernel over
     `workgroups` workgroups, with its `send` data, its `recv` result and its
-    symmetric window: `data` (this rank's window data, two halves of the
-    send size), `signals` (this rank's signal slots) and `peers` (the peer
-    table: every rank's data address, then every rank's signal address,
-    then the group's abort word's address).
+    symmetric window: `data` (this rank's window data, twice the send size),
+    `signals` (this rank's signal slots) and `peers` (the peer table: every
+    rank's data address, then every rank's signal address, then the group's
+    abort word's address).
 
     - `all_reduce`: `recv[i]` is the `reduction` of every rank's `send[i]`,
       in rank order 0..N-1 on every rank (so every rank gets the same bits);
       f16/bf16 accumulate in f32, avg divides once at the end.
     - `all_gather`: slice r of `recv` is rank r's `send`.
+    - `reduce_scatter`: `send` holds N parts of `count / N` elements; `recv`
+      is the reduction (as all_reduce's) of every rank's part r on rank r.
 
-    Protocol, per workgroup w (which owns a contiguous chunk of elements):
-    the call's epoch e is one more than the workgroup's counter in
-    `signals[workgroups * ranks + w]`; the rank copies its chunk into half
-    `e % 2` of its data, release-stores e into slot `w * ranks + rank` of
-    every peer's signals, acquire-waits until every slot `w * ranks + p` of
-    its own signals has reached e (wrap-safe: `(int64)(slot - e) >= 0`),
-    then reads the chunk from half `e % 2` of every rank's data. The wait
-    also ends when the group's abort word turns nonzero (a rank released its
-    window) or after 120 s: the kernel fails. A rank's
-    next call writes the other half, and the one after it waits for this
-    rank's signal of the call between: so no data is overwritten while a
-    peer still reads it, and no flag needs a reset. Calls on one rank are
-    ordered (one queue), as with any collective. The rank's own index is the
-    entry of `peers` that holds `signals`' address.
+    Protocol (one-shot), per workgroup w: the call's epoch e is one more
+    than the workgroup's counter (the slot after all flags); the rank copies
+    the send elements it owns (chunk w of the send, or, for reduce_scatter,
+    chunk w of every part) into half `e % 2` of its data, release-stores e
+    into flag slot `w * ranks + rank` of every peer's signals, acquire-waits
+    until every flag slot `w * ranks + p` of its own signals has reached e
+    (wrap-safe: `(int64)(slot - e) >= 0`), then reads its chunk (of its own
+    part) from half `e % 2` of every rank's data. The wait also ends when
+    the group's abort word turns nonzero (a rank released its window or a
+    submission failed) or after 120 s: the kernel fails. A rank's next call
+    writes the other half, and the one after it waits for this rank's
+    signal of the call between: so no data is overwritten while a peer
+    still reads it, and no flag needs a reset. Calls on one rank are
+    ordered (one queue), as with any collective. The rank's own index is
+    the entry of `peers` that holds `signals`' address.
+
+    `two_shot` (all_reduce only): the elements split into N parts of
+    `getPartCount()` (the last ones shorter or empty); workgroup w owns
+    chunk w of every part. Phase 1 is a one-shot reduce_scatter into the
+    second half of the own data (at the part's own offset) from the first
+    half, phase 2 (flag slots after phase 1's, same epoch) a gather of
+    every rank's reduced part from the peers' second halves. A rank reads
+    `2 * count` elements instead of one-shot's `N * count`. Both halves are
+    single buffers: a rank writes the first half of its next call only
+    after every peer's phase-2 signal, which a peer sends after its phase-1
+    reads; and the second half only after every peer's phase-1 signal of
+    that call, sent after the peer's previous call ended.
 
     ```mlir
     kiln.window_collective all_reduce reduction = sum ranks(4) workgroups(1)
@@ -194,13 +209,15 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
                        DefaultValuedAttr<Kiln_ReductionKind,
                            "::mlir::kiln::ReductionKind::None">:$reduction,
                        I64Attr:$ranks, I64Attr:$workgroups,
+                       UnitAttr:$two_shot,
                        MemRefRankOf<[AnyType], [1]>:$send,
                        MemRefRankOf<[AnyType], [1]>:$recv,
                        MemRefRankOf<[AnyType], [1]>:$data,
                        MemRefRankOf<[I64], [1]>:$signals,
                        MemRefRankOf<[I64], [1]>:$peers);
   let assemblyFormat = [{
-    $kind (`reduction` `=` $reduction^)? `ranks` `(` $ranks `)`
+    $kind (`reduction` `=` $reduction^)? (`two_shot` $two_shot^)?
+    `ranks` `(` $ranks `)`
     `workgroups` `(` $workgroups `)` `send` `(` $send `)` `recv` `(` $recv `)`
     `window` `(` $data `,` $signals `,` $peers `)` attr-dict `:`
     type($send) `,` type($recv) `,` type($data) `,` type($signals) `,`
@@ -213,14 +230,38 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
       return ::llvm::cast<::mlir::MemRefType>(getSend().getType())
           .getDimSize(0);
     }
-    // Elements of each workgroup's chunk (the last one may hold fewer).
-    int64_t getChunk() {
-      return ::llvm::divideCeil(getCount(), getWorkgroups());
+    // The send's parts, one per rank (reduce_scatter, two-shot), or one.
+    int64_t getParts() {
+      return getTwoShot() ||
+                     getKind() == ::mlir::kiln::CollectiveKind::ReduceScatter
+                 ? getRanks()
+                 : 1;
     }
-    // Signal slots the protocol needs: a flag per (workgroup, rank) and an
-    // epoch counter per workgroup.
-    static int64_t getSignalCount(int64_t ranks, int64_t workgroups) {
-      return workgroups * (ranks + 1);
+    // Elements of each part (a two-shot part is rounded up to 16 bytes, so
+    // the last parts may be shorter or empty).
+    int64_t getPartCount() {
+      if (getKind() == ::mlir::kiln::CollectiveKind::ReduceScatter)
+        return getCount() / getRanks();
+      if (getTwoShot())
+        return ::llvm::alignTo(::llvm::divideCeil(getCount(), getRanks()),
+                               getAlignment());
+      return getCount();
+    }
+    // Elements of each workgroup's chunk of a part (the last one may hold
+    // fewer, a two-shot one none).
+    int64_t getChunk() {
+      int64_t chunk = ::llvm::divideCeil(getPartCount(), getWorkgroups());
+      return getTwoShot() ? ::llvm::alignTo(chunk, getAlignment()) : chunk;
+    }
+    // Elements of 16 bytes (1 for i1 and wider elements).
+    int64_t getAlignment();
+    // Phases with flags: 2 for two-shot, else 1.
+    int64_t getPhases() { return getTwoShot() ? 2 : 1; }
+    // Signal slots the protocol needs: a flag per (phase, workgroup, rank)
+    // and an epoch counter per workgroup.
+    static int64_t getSignalCount(int64_t ranks, int64_t workgroups,
+                                  int64_t phases = 1) {
+      return workgroups * (phases * ranks + 1);
     }
   }];
 }
