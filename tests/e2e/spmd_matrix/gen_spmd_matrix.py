@@ -22,6 +22,12 @@ the program carries. The matrix:
 all_reduce, all_gather and broadcast take element counts that the rank count
 does not divide (3x5 on 2, 4 and 8 ranks, 7 on 3); reduce_scatter and
 all_to_all split a dimension of 2N.
+
+On the host target all_reduce, all_gather and reduce_scatter of these sizes
+are compiled collective kernels; the `_library` cases run them as the local
+driver's library collectives, the `_wgN` cases over N workgroups, the
+`_twoshot` cases as two-shot all_reduces, and the bitwise and i1 reductions
+(which only kernels run) on several rank counts.
 """
 import argparse
 import os
