@@ -11,6 +11,13 @@ kiln-gpu-lower-math uses ex2.approx, which only the GPU has).
 It runs on `local` too (pack a host build of the same program), which
 checks the host target's exp the same way.
 
+Kernels whose every buffer holds f16 or bf16 get a shorter exp (one
+ex2.approx of the unreduced argument): pack also compiles exp over every
+f16 and every bf16 (f32 inside, rounded back), and run compares those with
+float64 exp rounded to the type: every finite result within 1 ulp of the
+type, the correctly rounded one in all but a few near-ties (--max-half-miss,
+default 0.1%), NaN, infinities and zeros where exp has them.
+
 run evaluates exp on 2^24 - 64 evenly spaced inputs in [-110, 95] plus special
 values (NaN, +-inf, +-0, the overflow and underflow edges), compares with
 float64 exp rounded to f32, and prints the largest error in ulps of the
@@ -41,15 +48,101 @@ SPECIAL = [float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e-45, -1e-45,
            -95.0, -100.0, -102.0, 87.0, 88.0, 88.5, 88.7, 1e30, -1e30]
 
 
+HALF_PROGRAM = """func.func @main(%x: tensor<65536x{t}>) -> tensor<65536x{t}> {{
+  %e = tensor.empty() : tensor<65536x{t}>
+  %r = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}} ins(%x : tensor<65536x{t}>) outs(%e : tensor<65536x{t}>) {{
+  ^bb0(%a: {t}, %o: {t}):
+    %w = arith.extf %a : {t} to f32
+    %v = math.exp %w : f32
+    %n = arith.truncf %v : f32 to {t}
+    linalg.yield %n : {t}
+  }} -> tensor<65536x{t}>
+  return %r : tensor<65536x{t}>
+}}
+"""
+HALF_TYPES = ("f16", "bf16")
+
+
 def pack(args):
     os.makedirs(args.out, exist_ok=True)
-    source = os.path.join(args.out, "exp.mlir")
-    with open(source, "w") as f:
-        f.write(PROGRAM.format(n=N))
-    subprocess.run([args.kiln_compile, source, "--target=cuda",
-                    f"--cuda-chip={args.cuda_chip}", "-o",
-                    os.path.join(args.out, "exp.vmfb")], check=True)
-    print(f"packed {args.out}/exp.vmfb (cuda:{args.cuda_chip})")
+    for name, text in [("exp", PROGRAM.format(n=N))] + [
+            ("exp_" + t, HALF_PROGRAM.format(t=t)) for t in HALF_TYPES]:
+        source = os.path.join(args.out, name + ".mlir")
+        with open(source, "w") as f:
+            f.write(text)
+        subprocess.run([args.kiln_compile, source, "--target=cuda",
+                        f"--cuda-chip={args.cuda_chip}", "-o",
+                        os.path.join(args.out, name + ".vmfb")], check=True)
+    print(f"packed {args.out}/exp.vmfb, exp_f16.vmfb, exp_bf16.vmfb "
+          f"(cuda:{args.cuda_chip})")
+
+
+def run_half(args, np, ty):
+    """exp over every value of f16 or bf16; a list of what is wrong."""
+    bits = np.arange(65536, dtype=np.uint16)
+    work = args.work or args.pack
+    inputs, outputs = (os.path.join(work, f"x_{ty}.npy"),
+                       os.path.join(work, f"y_{ty}.npy"))
+    with np.errstate(invalid="ignore"):
+        if ty == "f16":
+            x = bits.view(np.float16).astype(np.float64)
+            np.save(inputs, bits.view(np.float16))
+        else:
+            x = (bits.astype(np.uint32) << 16).view(np.float32).astype(
+                np.float64)
+            np.save(inputs, bits.view(np.dtype("<V2")))
+    command = [args.kiln_run, os.path.join(args.pack, f"exp_{ty}.vmfb"),
+               "--device=" + args.device, f"--input=@{inputs}",
+               f"--output=@{outputs}"]
+    if args.plugin:
+        command.append("--plugin=" + args.plugin)
+    subprocess.run(command, check=True)
+    out_bits = np.load(outputs).view(np.uint16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = np.exp(x)
+        if ty == "f16":
+            y = out_bits.view(np.float16).astype(np.float64)
+            rounded = ref.astype(np.float16).astype(np.float64)
+            spacing = np.spacing(np.abs(rounded.astype(np.float16))).astype(
+                np.float64)
+        else:
+            y = (out_bits.astype(np.uint32) << 16).view(np.float32).astype(
+                np.float64)
+            # Round to nearest even at bit 16 of the f32 bits (the f32 value
+            # of exp is exact enough here: ties within 2^-24 are counted as
+            # misses at most).
+            f = ref.astype(np.float32).view(np.uint32)
+            f = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+            rounded = f.view(np.float32).astype(np.float64)
+            # bf16 keeps 8 significant bits down to 2^-126, then steps of
+            # 2^-133.
+            exponent = np.floor(np.log2(np.maximum(np.abs(rounded),
+                                                   2.0 ** -126)))
+            spacing = 2.0 ** (exponent - 7)
+        spacing = np.maximum(spacing, np.finfo(np.float64).tiny)
+    finite = np.isfinite(rounded)
+    wrong = []
+    if not np.array_equal(np.isnan(y), np.isnan(ref)):
+        wrong.append("NaN results differ")
+    if not np.array_equal(y[~finite & ~np.isnan(ref)],
+                          rounded[~finite & ~np.isnan(ref)]) or \
+            np.isinf(y[finite]).any():
+        wrong.append("infinities differ")
+    if not np.array_equal(y[finite] == 0, rounded[finite] == 0):
+        wrong.append(f"zeros differ ({int(np.sum(y[finite] == 0))} vs "
+                     f"{int(np.sum(rounded[finite] == 0))})")
+    nonzero = finite & (rounded != 0) & (y != 0)
+    error = np.abs(y[nonzero] - ref[nonzero]) / spacing[nonzero]
+    misses = int(np.sum(y[finite] != rounded[finite]))
+    print(f"exp {ty} (f32 inside) on {args.device}: {misses} of "
+          f"{int(finite.sum())} finite results not the correctly rounded "
+          f"one, max error {error.max():.3f} {ty} ulp; "
+          f"{'; '.join(wrong) if wrong else 'NaN, infinities and zeros as exp'}")
+    if error.max() > 1.0:
+        wrong.append(f"{ty} error above 1 ulp")
+    if misses > args.max_half_miss * finite.sum():
+        wrong.append(f"{ty}: too many results not correctly rounded")
+    return wrong
 
 
 def run(args):
@@ -93,7 +186,11 @@ def run(args):
           f"normal results (x = {x[worst]!r}), mean {error[normal].mean():.4f}; "
           f"max {error[subnormal].max():.3f} x 2^-149 over subnormal results; "
           f"{'; '.join(bad) if bad else 'NaN, infinities and zeros as exp'}")
-    if bad or error[normal].max() > args.max_ulp:
+    half = []
+    for ty in HALF_TYPES:
+        if os.path.exists(os.path.join(args.pack, f"exp_{ty}.vmfb")):
+            half += run_half(args, np, ty)
+    if bad or half or error[normal].max() > args.max_ulp:
         sys.exit(1)
 
 
@@ -113,6 +210,9 @@ def main():
     r.add_argument("--device", default="hip")
     r.add_argument("--work", default="", help="folder for x.npy, y.npy (default: the pack)")
     r.add_argument("--max-ulp", type=float, default=3.0)
+    r.add_argument("--max-half-miss", type=float, default=0.001,
+                   help="largest share of f16/bf16 results allowed to miss "
+                        "the correctly rounded value (within 1 ulp)")
     r.set_defaults(func=run)
     args = parser.parse_args()
     args.func(args)

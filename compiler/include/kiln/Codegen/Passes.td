@@ -713,8 +713,11 @@ def GPULowerMathPass : Pass<"kiln-gpu-lower-math", "func::FuncOp"> {
     intrinsics. What remains (f64 transcendental functions) is left to
     convert-gpu-to-rocdl (ocml calls, linked from the device libraries); on
     NVVM, kiln-gpu-expand-f64-math expands f64 exp and log next (there is
-    no libdevice). Also drops fast-math flags from
-    arith.extf/truncf, which LLVM's fpext/fptrunc cannot carry.
+    no libdevice). f32 exp on NVVM is built around ex2.approx: two of them
+    (at most 2.04 ulp), or one in kernels whose every buffer holds f16 or
+    bf16 (3.29 ulp of f32, below what their results are rounded to). Also
+    drops fast-math flags from arith.extf/truncf, which LLVM's
+    fpext/fptrunc cannot carry.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

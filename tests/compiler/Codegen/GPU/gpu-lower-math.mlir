@@ -55,3 +55,49 @@ func.func @log_denormals(%x: f32) -> f32 {
   %0 = math.log %x : f32
   return %0 : f32
 }
+
+// On NVIDIA f32 exp is two ex2.approx (Cody-Waite reduction, exact 2^n) where
+// the kernel has any buffer wider than 16 bits; one ex2.approx of the
+// unreduced argument, corrected by its rounding error, where every buffer
+// holds f16 or bf16 (the results are rounded to them).
+// NVVM-LABEL: func.func @exp_f32_buffers
+// NVVM:         arith.constant 1.250000e+01 : f32
+// NVVM-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// NVVM-NOT:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// NVVM:         return
+func.func @exp_f32_buffers(%in: memref<4xf16>, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %h = memref.load %in[%c0] : memref<4xf16>
+  %x = arith.extf %h : f16 to f32
+  %c = arith.constant 12.5 : f32
+  %y = arith.mulf %x, %c : f32
+  %e = math.exp %y : f32
+  memref.store %e, %out[%c0] : memref<4xf32>
+  return
+}
+// NVVM-LABEL: func.func @exp_half_buffers
+// NVVM-DAG:   %[[HIGH:.*]] = arith.constant 8.900000e+01 : f32
+// NVVM-DAG:   %[[LOW:.*]] = arith.constant -1.040000e+02 : f32
+// NVVM-DAG:   %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// NVVM-DAG:   %[[LOG2ELOW:.*]] = arith.constant 1.92596303E-8 : f32
+// NVVM-DAG:   %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// NVVM:       %[[X0:.*]] = llvm.intr.minimum(%{{.*}}, %[[HIGH]])
+// NVVM:       %[[X:.*]] = llvm.intr.maximum(%[[X0]], %[[LOW]])
+// NVVM:       %[[HI:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
+// NVVM:       %[[NEG:.*]] = arith.negf %[[HI]] : f32
+// NVVM:       %[[ERR:.*]] = llvm.intr.fma(%[[X]], %[[LOG2E]], %[[NEG]])
+// NVVM:       %[[LO:.*]] = llvm.intr.fma(%[[X]], %[[LOG2ELOW]], %[[ERR]])
+// NVVM:       %[[POWLO:.*]] = llvm.intr.fma(%[[LO]], %[[LN2]], %{{.*}})
+// NVVM:       %[[POWHI:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[HI]])
+// NVVM-NOT:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// NVVM:       arith.mulf %[[POWHI]], %[[POWLO]] : f32
+// NVVM:       return
+func.func @exp_half_buffers(%in: memref<4xf16>, %out: memref<4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %h = memref.load %in[%c0] : memref<4xf16>
+  %x = arith.extf %h : f16 to f32
+  %e = math.exp %x : f32
+  %t = arith.truncf %e : f32 to bf16
+  memref.store %t, %out[%c0] : memref<4xbf16>
+  return
+}
