@@ -77,6 +77,23 @@ def pack(args):
           f"(cuda:{args.cuda_chip})")
 
 
+def special_value_errors(np, y, expected, finite):
+    """What differs between results |y| and |expected| (exp rounded to the
+    result type) in NaN, infinities and zeros; |finite|: where |expected|
+    is finite."""
+    errors = []
+    if not np.array_equal(np.isnan(y), np.isnan(expected)):
+        errors.append("NaN results differ")
+    infinite = ~finite & ~np.isnan(expected)
+    if not np.array_equal(y[infinite], expected[infinite]) or \
+            np.isinf(y[finite]).any():
+        errors.append("infinities differ")
+    if not np.array_equal(y[finite] == 0, expected[finite] == 0):
+        errors.append(f"zeros differ ({int(np.sum(y[finite] == 0))} vs "
+                      f"{int(np.sum(expected[finite] == 0))})")
+    return errors
+
+
 def run_half(args, np, ty):
     """exp over every value of f16 or bf16; a list of what is wrong."""
     bits = np.arange(65536, dtype=np.uint16)
@@ -121,16 +138,7 @@ def run_half(args, np, ty):
             spacing = 2.0 ** (exponent - 7)
         spacing = np.maximum(spacing, np.finfo(np.float64).tiny)
     finite = np.isfinite(rounded)
-    wrong = []
-    if not np.array_equal(np.isnan(y), np.isnan(ref)):
-        wrong.append("NaN results differ")
-    if not np.array_equal(y[~finite & ~np.isnan(ref)],
-                          rounded[~finite & ~np.isnan(ref)]) or \
-            np.isinf(y[finite]).any():
-        wrong.append("infinities differ")
-    if not np.array_equal(y[finite] == 0, rounded[finite] == 0):
-        wrong.append(f"zeros differ ({int(np.sum(y[finite] == 0))} vs "
-                     f"{int(np.sum(rounded[finite] == 0))})")
+    wrong = special_value_errors(np, y, rounded, finite)
     nonzero = finite & (rounded != 0) & (y != 0)
     error = np.abs(y[nonzero] - ref[nonzero]) / spacing[nonzero]
     misses = int(np.sum(y[finite] != rounded[finite]))
@@ -172,16 +180,7 @@ def run(args):
                              2.0 ** -149)
         error = np.abs(y.astype(np.float64) - ref) / spacing
     worst = int(np.argmax(np.where(normal, error, 0)))
-    bad = []
-    if not np.array_equal(np.isnan(y), np.isnan(ref32)):
-        bad.append("NaN results differ")
-    if not np.array_equal(y[~finite & ~np.isnan(ref32)],
-                          ref32[~finite & ~np.isnan(ref32)]) or \
-            np.isinf(y[finite]).any():
-        bad.append("infinities differ")
-    if not np.array_equal(y[finite] == 0, ref32[finite] == 0):
-        bad.append(f"zeros differ ({int(np.sum(y[finite] == 0))} vs "
-                   f"{int(np.sum(ref32[finite] == 0))})")
+    bad = special_value_errors(np, y, ref32, finite)
     print(f"exp f32 on {args.device}: max {error[normal].max():.3f} ulp over "
           f"normal results (x = {x[worst]!r}), mean {error[normal].mean():.4f}; "
           f"max {error[subnormal].max():.3f} x 2^-149 over subnormal results; "
