@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -33,6 +35,149 @@ namespace {
 
 // Far more rewrites than the lowering of any register tile needs.
 constexpr int64_t kMaxRewrites = 50000;
+
+// Children each level of a float sum's tree adds (see treeFloatSums).
+constexpr int64_t kSumTreeFanOut = 8;
+
+// A reduction loop that folds each step's vector into one accumulator in
+// order (what a row reduction's register tiles become once their
+// accumulator is carried by the loop): `%r = scf.for ... iter_args(%a =
+// %init) -> vector<1xT> { ...; %s = vector.reduction <add>, %x,
+// extract(%a)[0]; yield insert(%s)[0] (or broadcast(%s)) }`, T a float,
+// static bounds.
+struct SerialSum {
+  scf::ForOp loop;
+  vector::ExtractOp extract;
+  vector::ReductionOp reduction;
+  Operation *repack; // vector.insert or vector.broadcast of the sum
+  int64_t lower, upper, step;
+};
+
+std::optional<SerialSum> matchSerialSum(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1)
+    return std::nullopt;
+  BlockArgument acc = loop.getRegionIterArgs().front();
+  auto accType = dyn_cast<VectorType>(acc.getType());
+  if (!accType || accType.getShape() != ArrayRef<int64_t>{1} ||
+      !isa<FloatType>(accType.getElementType()) || !acc.hasOneUse())
+    return std::nullopt;
+  auto extract = dyn_cast<vector::ExtractOp>(*acc.getUsers().begin());
+  if (!extract || !extract->hasOneUse() ||
+      extract.getStaticPosition() != ArrayRef<int64_t>{0})
+    return std::nullopt;
+  auto reduction =
+      dyn_cast<vector::ReductionOp>(*extract->getUsers().begin());
+  if (!reduction || reduction.getAcc() != extract.getResult() ||
+      reduction.getKind() != vector::CombiningKind::ADD ||
+      !reduction->hasOneUse() ||
+      reduction.getSourceVectorType().getRank() != 1)
+    return std::nullopt;
+  Operation *repack = *reduction->getUsers().begin();
+  auto insert = dyn_cast<vector::InsertOp>(repack);
+  bool repacks =
+      (isa<vector::BroadcastOp>(repack) &&
+       repack->getOperand(0) == reduction.getResult()) ||
+      (insert && insert.getValueToStore() == reduction.getResult() &&
+       insert.getStaticPosition() == ArrayRef<int64_t>{0});
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (!repacks || !repack->hasOneUse() ||
+      repack->getResult(0) != yield.getOperand(0) ||
+      repack->getResult(0).getType() != accType)
+    return std::nullopt;
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
+    return std::nullopt;
+  return SerialSum{loop, extract, reduction, repack, *lower, *upper, *step};
+}
+
+// Float sums in a tree. A serial sum (above) adds a row's elements one
+// after the other: its rounding error grows with the row's length, and
+// every step waits for the previous add. It becomes nested loops over the
+// same steps in the same order: the innermost adds at most kSumTreeFanOut
+// steps' vectors into a vector accumulator, each outer level at most
+// kSumTreeFanOut of its inner level's sums, and the top sum's lanes are
+// combined pairwise onto the initial value at the end. An element then
+// passes through at most kSumTreeFanOut adds on each of ceil(log8(steps))
+// levels, plus log2(lanes) + 1 (the error grows with log n), and the adds
+// of one level no longer wait for each other's chains. The body's effects
+// keep their order (every step runs once, in increasing order).
+void treeFloatSums(func::FuncOp func) {
+  SmallVector<SerialSum> sums;
+  func.walk([&](scf::ForOp loop) {
+    if (std::optional<SerialSum> sum = matchSerialSum(loop))
+      sums.push_back(*sum);
+  });
+  for (SerialSum &sum : sums) {
+    scf::ForOp loop = sum.loop;
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    VectorType partType = sum.reduction.getSourceVectorType();
+    int64_t steps = llvm::divideCeil(sum.upper - sum.lower, sum.step);
+    int64_t levels = 1;
+    for (int64_t covered = kSumTreeFanOut; covered < steps;
+         covered *= kSumTreeFanOut)
+      ++levels;
+    auto index = [&](OpBuilder &builder, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(builder, loc, v);
+    };
+    Value zero = arith::ConstantOp::create(
+        b, loc, partType,
+        DenseElementsAttr::get(partType,
+                               b.getFloatAttr(partType.getElementType(), 0)));
+    Value upper = index(b, sum.upper);
+    // The sum of the steps [start, min(start + the span of `level`, upper)):
+    // a loop over its (at most kSumTreeFanOut) children.
+    std::function<Value(OpBuilder &, int64_t, Value)> buildLevel =
+        [&](OpBuilder &builder, int64_t level, Value start) -> Value {
+      int64_t childSpan = sum.step;
+      for (int64_t l = 0; l < level; ++l)
+        childSpan *= kSumTreeFanOut;
+      Value end = upper;
+      if (level + 1 < levels)
+        end = arith::MinSIOp::create(
+            builder, loc,
+            arith::AddIOp::create(builder, loc, start,
+                                  index(builder, childSpan * kSumTreeFanOut)),
+            upper);
+      auto children = scf::ForOp::create(
+          builder, loc, start, end, index(builder, childSpan),
+          ValueRange{zero},
+          [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
+            Value child;
+            if (level == 0) {
+              IRMapping mapping;
+              mapping.map(loop.getInductionVar(), iv);
+              for (Operation &op : loop.getBody()->without_terminator()) {
+                if (&op == sum.extract.getOperation() ||
+                    &op == sum.reduction.getOperation() ||
+                    &op == sum.repack)
+                  continue;
+                inner.clone(op, mapping);
+              }
+              child = mapping.lookupOrDefault(sum.reduction.getVector());
+            } else {
+              child = buildLevel(inner, level - 1, iv);
+            }
+            scf::YieldOp::create(
+                inner, loc,
+                ValueRange{arith::AddFOp::create(inner, loc, args[0], child,
+                                                 sum.reduction.getFastmath())});
+          });
+      return children.getResult(0);
+    };
+    Value top = buildLevel(b, levels - 1, index(b, sum.lower));
+    Value init = vector::ExtractOp::create(b, loc, loop.getInitArgs()[0],
+                                           ArrayRef<int64_t>{0});
+    auto total = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, top, init,
+        arith::FastMathFlags::reassoc);
+    loop.getResult(0).replaceAllUsesWith(vector::BroadcastOp::create(
+        b, loc, loop.getResult(0).getType(), total));
+    loop.erase();
+  }
+}
 
 struct HostLowerVectorsPass
     : public kiln::impl::HostLowerVectorsPassBase<HostLowerVectorsPass> {
@@ -138,6 +283,10 @@ struct HostLowerVectorsPass
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
     }
+
+    // 5. Float sums carried serially by reduction loops become trees
+    //    (treeFloatSums).
+    treeFloatSums(func);
   }
 };
 
