@@ -151,8 +151,8 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
     r = LLVM::FMAOp::create(b, loc, n,
                             constant(b, loc, -1.428606765330187e-06f), r);
     Value e = ex2(b, loc,
-                  arith::MulFOp::create(b, loc, r,
-                                        constant(b, loc, 1.44269504088896341f)));
+                  arith::MulFOp::create(
+                      b, loc, r, constant(b, loc, 1.44269504088896341f)));
     return arith::MulFOp::create(b, loc, e, ex2(b, loc, n));
   }
 
@@ -167,9 +167,9 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
                                    arith::NegFOp::create(b, loc, hi));
     lo = LLVM::FMAOp::create(b, loc, x,
                              constant(b, loc, 1.9259629911266175e-08f), lo);
-    Value powLo = LLVM::FMAOp::create(
-        b, loc, lo, constant(b, loc, 0.693147180559945309f),
-        constant(b, loc, 1.0f));
+    Value powLo =
+        LLVM::FMAOp::create(b, loc, lo, constant(b, loc, 0.693147180559945309f),
+                            constant(b, loc, 1.0f));
     return arith::MulFOp::create(b, loc, ex2(b, loc, hi), powLo);
   }
 

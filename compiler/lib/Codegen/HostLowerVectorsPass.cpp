@@ -13,10 +13,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/CSE.h"
@@ -65,20 +65,17 @@ std::optional<SerialSum> matchSerialSum(scf::ForOp loop) {
   if (!extract || !extract->hasOneUse() ||
       extract.getStaticPosition() != ArrayRef<int64_t>{0})
     return std::nullopt;
-  auto reduction =
-      dyn_cast<vector::ReductionOp>(*extract->getUsers().begin());
+  auto reduction = dyn_cast<vector::ReductionOp>(*extract->getUsers().begin());
   if (!reduction || reduction.getAcc() != extract.getResult() ||
       reduction.getKind() != vector::CombiningKind::ADD ||
-      !reduction->hasOneUse() ||
-      reduction.getSourceVectorType().getRank() != 1)
+      !reduction->hasOneUse() || reduction.getSourceVectorType().getRank() != 1)
     return std::nullopt;
   Operation *repack = *reduction->getUsers().begin();
   auto insert = dyn_cast<vector::InsertOp>(repack);
-  bool repacks =
-      (isa<vector::BroadcastOp>(repack) &&
-       repack->getOperand(0) == reduction.getResult()) ||
-      (insert && insert.getValueToStore() == reduction.getResult() &&
-       insert.getStaticPosition() == ArrayRef<int64_t>{0});
+  bool repacks = (isa<vector::BroadcastOp>(repack) &&
+                  repack->getOperand(0) == reduction.getResult()) ||
+                 (insert && insert.getValueToStore() == reduction.getResult() &&
+                  insert.getStaticPosition() == ArrayRef<int64_t>{0});
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   if (!repacks || !repack->hasOneUse() ||
       repack->getResult(0) != yield.getOperand(0) ||
@@ -142,8 +139,7 @@ void treeFloatSums(func::FuncOp func) {
                                   index(builder, childSpan * kSumTreeFanOut)),
             upper);
       auto children = scf::ForOp::create(
-          builder, loc, start, end, index(builder, childSpan),
-          ValueRange{zero},
+          builder, loc, start, end, index(builder, childSpan), ValueRange{zero},
           [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
             Value child;
             if (level == 0) {
@@ -151,8 +147,7 @@ void treeFloatSums(func::FuncOp func) {
               mapping.map(loop.getInductionVar(), iv);
               for (Operation &op : loop.getBody()->without_terminator()) {
                 if (&op == sum.extract.getOperation() ||
-                    &op == sum.reduction.getOperation() ||
-                    &op == sum.repack)
+                    &op == sum.reduction.getOperation() || &op == sum.repack)
                   continue;
                 inner.clone(op, mapping);
               }
@@ -170,9 +165,9 @@ void treeFloatSums(func::FuncOp func) {
     Value top = buildLevel(b, levels - 1, index(b, sum.lower));
     Value init = vector::ExtractOp::create(b, loc, loop.getInitArgs()[0],
                                            ArrayRef<int64_t>{0});
-    auto total = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::ADD, top, init,
-        arith::FastMathFlags::reassoc);
+    auto total =
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, top,
+                                    init, arith::FastMathFlags::reassoc);
     loop.getResult(0).replaceAllUsesWith(vector::BroadcastOp::create(
         b, loc, loop.getResult(0).getType(), total));
     loop.erase();

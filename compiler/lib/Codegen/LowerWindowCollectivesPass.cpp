@@ -201,11 +201,11 @@ private:
 };
 
 // GPU threads move 16 bytes per access where every range a thread touches
-// splits into such vectors: element sizes of whole bytes (not i1), the count,
-// the parts and the workgroups' chunk multiples of the vector. Bindings and window
-// memory are 16-byte aligned (host_abi.h, the drivers). The host form stays
-// scalar: one thread per workgroup walks its chunk contiguously, which LLVM
-// vectorizes itself.
+// splits into such vectors: element sizes of whole bytes (not i1), the
+// count, the parts and the workgroups' chunk multiples of the vector.
+// Bindings and window memory are 16-byte aligned (host_abi.h, the drivers). The
+// host form stays scalar: one thread per workgroup walks its chunk
+// contiguously, which LLVM vectorizes itself.
 int64_t WindowCollectiveLowering::vectorWidth() {
   if (isHost() || !element.isIntOrFloat() ||
       element.getIntOrFloatBitWidth() % 8 != 0 || elementBytes() > 16)
@@ -248,7 +248,6 @@ Value WindowCollectiveLowering::findRank(Value signalsAddress) {
 
 Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start,
                                      Value abortWord) {
-  MLIRContext *context = b.getContext();
   Type i64Type = b.getI64Type();
   // The poll count turns negative once the clock says the wait timed out.
   auto loop =
@@ -287,26 +286,16 @@ Value WindowCollectiveLowering::poll(Value flag, Value epoch, Value start,
   {
     OpBuilder::InsertionGuard ifGuard(b);
     b.setInsertionPointToStart(&readClock.getThenRegion().front());
-    Value now;
-    int64_t limit;
-    if (isHost()) {
-      Value null =
-          LLVM::ZeroOp::create(b, loc, LLVM::LLVMPointerType::get(context));
-      now = func::CallOp::create(b, loc, timeFn, ValueRange{null}).getResult(0);
-      limit = kWaitTimeoutSeconds;
-    } else {
-      now = LLVM::CallIntrinsicOp::create(
-                b, loc, i64Type, b.getStringAttr("llvm.readsteadycounter"),
-                ValueRange{})
-                .getResult(0);
-      // globaltimer counts nanoseconds; AMD's realtime counter runs at
-      // 100 MHz.
-      limit = kWaitTimeoutSeconds *
-              (flavor == Flavor::NVVM ? 1000000000 : 100000000);
-    }
+    // The host clock counts seconds, globaltimer nanoseconds, and AMD's
+    // realtime counter runs at 100 MHz.
+    int64_t limit =
+        kWaitTimeoutSeconds * (isHost()                 ? 1
+                               : flavor == Flavor::NVVM ? 1000000000
+                                                        : 100000000);
+    Value clock = now();
     Value expired = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::sgt,
-        arith::SubIOp::create(b, loc, now, start), i64(limit));
+        arith::SubIOp::create(b, loc, clock, start), i64(limit));
     // A rank that released its window sets the group's abort word.
     Value abortValue = LLVM::LoadOp::create(
         b, loc, i64Type, abortWord, /*alignment=*/8, /*isVolatile=*/false,
@@ -366,19 +355,19 @@ Value WindowCollectiveLowering::combine(Value acc, Value next) {
   case ReductionKind::None:
     break;
   }
-  llvm_unreachable("all_reduce has a reduction (verified)");
+  llvm_unreachable("reducing collectives have a reduction (verified)");
 }
 
 Value WindowCollectiveLowering::now() {
   if (isHost())
-    return func::CallOp::create(b, loc, timeFn,
-                                ValueRange{LLVM::ZeroOp::create(
-                                    b, loc,
-                                    LLVM::LLVMPointerType::get(b.getContext()))})
+    return func::CallOp::create(
+               b, loc, timeFn,
+               ValueRange{LLVM::ZeroOp::create(
+                   b, loc, LLVM::LLVMPointerType::get(b.getContext()))})
         .getResult(0);
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getI64Type(),
-                                       b.getStringAttr("llvm.readsteadycounter"),
-                                       ValueRange{})
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getI64Type(), b.getStringAttr("llvm.readsteadycounter"),
+             ValueRange{})
       .getResult(0);
 }
 
@@ -395,10 +384,10 @@ void WindowCollectiveLowering::ifInPart(int64_t part, Value i,
   // Vectors never straddle the end: count and parts split into them.
   if ((part + 1) * partCount <= count)
     return body();
-  auto inside = scf::IfOp::create(
-      b, loc,
-      cmp(arith::CmpIPredicate::slt, add(index(part * partCount), i),
-          index(count)));
+  auto inside =
+      scf::IfOp::create(b, loc,
+                        cmp(arith::CmpIPredicate::slt,
+                            add(index(part * partCount), i), index(count)));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&inside.getThenRegion().front());
   body();
@@ -503,8 +492,8 @@ Value WindowCollectiveLowering::exchange(int64_t phase,
   {
     OpBuilder::InsertionGuard loopGuard(b);
     b.setInsertionPointToStart(wait.getBody());
-    Value flag = elementPointer(flags, i64Type,
-                                add(flagBase, wait.getInductionVar()));
+    Value flag =
+        elementPointer(flags, i64Type, add(flagBase, wait.getInductionVar()));
     Value polls = poll(flag, epoch, start, abortWord);
     Value outcome = wait.getRegionIterArg(0);
     Value endedNow = cmp(arith::CmpIPredicate::slt, polls, i64(0));
@@ -598,13 +587,12 @@ Value WindowCollectiveLowering::build(Value workgroupId, Value threadId) {
   }
   // One-shot: this call's half of the window data, by the epoch's parity.
   // Two-shot: the first half holds the send, the second the reduced parts.
-  Value half =
-      op.getTwoShot()
-          ? index(0)
-          : mul(arith::IndexCastOp::create(
-                    b, loc, b.getIndexType(),
-                    arith::AndIOp::create(b, loc, epoch, i64(1))),
-                index(count));
+  Value half = op.getTwoShot()
+                   ? index(0)
+                   : mul(arith::IndexCastOp::create(
+                             b, loc, b.getIndexType(),
+                             arith::AndIOp::create(b, loc, epoch, i64(1))),
+                         index(count));
 
   // The workgroup's chunk [begin, end) of every part, into the window.
   begin = mul(workgroup, index(chunk));

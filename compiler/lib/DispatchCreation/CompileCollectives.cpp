@@ -44,9 +44,9 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
   if (kind == CollectiveKind::ReduceScatter)
     partCount = count / ranks;
   else if (twoShot)
-    partCount = llvm::alignTo(llvm::divideCeil(count, ranks),
-                              std::max<int64_t>(1, 16 / getStoredByteSize(
-                                                        element)));
+    partCount =
+        llvm::alignTo(llvm::divideCeil(count, ranks),
+                      std::max<int64_t>(1, 16 / getStoredByteSize(element)));
   int64_t workgroups =
       std::clamp<int64_t>(llvm::divideCeil(bytes, kMinBytesPerWorkgroup), 1,
                           std::min(kMaxWorkgroups, partCount));
@@ -70,10 +70,10 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
                                      builder.getFunctionType(types, {}));
   Block *entry = kernel.addEntryBlock();
   builder.setInsertionPointToStart(entry);
-  WindowCollectiveOp::create(
-      builder, loc, kind, collective.getReduction(), ranks, workgroups,
-      twoShot, entry->getArgument(0), entry->getArgument(1),
-      entry->getArgument(2), entry->getArgument(3), entry->getArgument(4));
+  WindowCollectiveOp::create(builder, loc, kind, collective.getReduction(),
+                             ranks, workgroups, twoShot, entry->getArgument(0),
+                             entry->getArgument(1), entry->getArgument(2),
+                             entry->getArgument(3), entry->getArgument(4));
   func::ReturnOp::create(builder, loc);
   return kernel;
 }
@@ -110,8 +110,7 @@ struct CompileCollectivesPass
              reduction == ReductionKind::Xor || element.isInteger(1) ||
              (gpuLibraries && element.isInteger(16)));
         int64_t ranks = collective.getChannel().getGroupSize();
-        if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) ||
-            ranks < 2)
+        if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) || ranks < 2)
           return;
         // Two ranks read as much one-shot as two-shot, in one exchange.
         bool twoShot = kind == CollectiveKind::AllReduce && ranks > 2 &&

@@ -255,13 +255,12 @@ LogicalResult WindowCollectiveOp::verify() {
                       : kind == CollectiveKind::ReduceScatter ? count / n
                                                               : count;
   Type i64 = IntegerType::get(getContext(), 64);
-  return failure(
-      failed(expect(getRecv(), recvCount, element, "recv")) ||
-      failed(expect(getData(), 2 * count, element, "window data")) ||
-      failed(expect(getSignals(),
-                    getSignalCount(n, getWorkgroups(), getPhases()), i64,
-                    "window signals")) ||
-      failed(expect(getPeers(), 2 * n + 1, i64, "peer table")));
+  return failure(failed(expect(getRecv(), recvCount, element, "recv")) ||
+                 failed(expect(getData(), 2 * count, element, "window data")) ||
+                 failed(expect(getSignals(),
+                               getSignalCount(n, getWorkgroups(), getPhases()),
+                               i64, "window signals")) ||
+                 failed(expect(getPeers(), 2 * n + 1, i64, "peer table")));
 }
 
 //===----------------------------------------------------------------------===//
