@@ -36,16 +36,16 @@ namespace {
 // Far more rewrites than the lowering of any register tile needs.
 constexpr int64_t kMaxRewrites = 50000;
 
-// Children each level of a float sum's tree adds (see treeFloatSums).
-constexpr int64_t kSumTreeFanOut = 8;
+// Children each level of a reduction tree combines (see treeReductions).
+constexpr int64_t kTreeFanOut = 8;
 
 // A reduction loop that folds each step's vector into one accumulator in
 // order (what a row reduction's register tiles become once their
 // accumulator is carried by the loop): `%r = scf.for ... iter_args(%a =
-// %init) -> vector<1xT> { ...; %s = vector.reduction <add>, %x,
-// extract(%a)[0]; yield insert(%s)[0] (or broadcast(%s)) }`, T a float,
-// static bounds.
-struct SerialSum {
+// %init) -> vector<1xT> { ...; %s = vector.reduction <kind>, %x,
+// extract(%a)[0]; yield insert(%s)[0] (or broadcast(%s)) }`, static
+// bounds.
+struct SerialReduction {
   scf::ForOp loop;
   vector::ExtractOp extract;
   vector::ReductionOp reduction;
@@ -53,13 +53,13 @@ struct SerialSum {
   int64_t lower, upper, step;
 };
 
-std::optional<SerialSum> matchSerialSum(scf::ForOp loop) {
+std::optional<SerialReduction> matchSerialReduction(scf::ForOp loop) {
   if (loop.getNumRegionIterArgs() != 1)
     return std::nullopt;
   BlockArgument acc = loop.getRegionIterArgs().front();
   auto accType = dyn_cast<VectorType>(acc.getType());
   if (!accType || accType.getShape() != ArrayRef<int64_t>{1} ||
-      !isa<FloatType>(accType.getElementType()) || !acc.hasOneUse())
+      !acc.hasOneUse())
     return std::nullopt;
   auto extract = dyn_cast<vector::ExtractOp>(*acc.getUsers().begin());
   if (!extract || !extract->hasOneUse() ||
@@ -67,7 +67,6 @@ std::optional<SerialSum> matchSerialSum(scf::ForOp loop) {
     return std::nullopt;
   auto reduction = dyn_cast<vector::ReductionOp>(*extract->getUsers().begin());
   if (!reduction || reduction.getAcc() != extract.getResult() ||
-      reduction.getKind() != vector::CombiningKind::ADD ||
       !reduction->hasOneUse() || reduction.getSourceVectorType().getRank() != 1)
     return std::nullopt;
   Operation *repack = *reduction->getUsers().begin();
@@ -86,88 +85,148 @@ std::optional<SerialSum> matchSerialSum(scf::ForOp loop) {
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
   if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
     return std::nullopt;
-  return SerialSum{loop, extract, reduction, repack, *lower, *upper, *step};
+  return SerialReduction{loop,   extract, reduction, repack,
+                         *lower, *upper,  *step};
 }
 
-// Float sums in a tree. A serial sum (above) adds a row's elements one
-// after the other: its rounding error grows with the row's length, and
-// every step waits for the previous add. It becomes nested loops over the
-// same steps in the same order: the innermost adds at most kSumTreeFanOut
-// steps' vectors into a vector accumulator, each outer level at most
-// kSumTreeFanOut of its inner level's sums, and the top sum's lanes are
-// combined pairwise onto the initial value at the end. An element then
-// passes through at most kSumTreeFanOut adds on each of ceil(log8(steps))
-// levels, plus log2(lanes) + 1 (the error grows with log n), and the adds
-// of one level no longer wait for each other's chains. The body's effects
-// keep their order (every step runs once, in increasing order).
-void treeFloatSums(func::FuncOp func) {
-  SmallVector<SerialSum> sums;
+// The identity of `kind` on `element` (NaN for the NaN-ignoring maxnum and
+// minnum: an all-NaN row stays NaN).
+TypedAttr reductionIdentity(vector::CombiningKind kind, Type element,
+                            OpBuilder &b, Location loc) {
+  using vector::CombiningKind;
+  bool isFloat = isa<FloatType>(element);
+  if (kind == CombiningKind::MAXNUMF || kind == CombiningKind::MINNUMF)
+    return b.getFloatAttr(
+        element, APFloat::getNaN(cast<FloatType>(element).getFloatSemantics()));
+  arith::AtomicRMWKind rmw;
+  switch (kind) {
+  case CombiningKind::ADD:
+    rmw = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+    break;
+  case CombiningKind::MUL:
+    rmw = isFloat ? arith::AtomicRMWKind::mulf : arith::AtomicRMWKind::muli;
+    break;
+  case CombiningKind::MINUI:
+    rmw = arith::AtomicRMWKind::minu;
+    break;
+  case CombiningKind::MINSI:
+    rmw = arith::AtomicRMWKind::mins;
+    break;
+  case CombiningKind::MAXUI:
+    rmw = arith::AtomicRMWKind::maxu;
+    break;
+  case CombiningKind::MAXSI:
+    rmw = arith::AtomicRMWKind::maxs;
+    break;
+  case CombiningKind::AND:
+    rmw = arith::AtomicRMWKind::andi;
+    break;
+  case CombiningKind::OR:
+    rmw = arith::AtomicRMWKind::ori;
+    break;
+  case CombiningKind::XOR:
+    rmw = arith::AtomicRMWKind::xori;
+    break;
+  case CombiningKind::MAXIMUMF:
+    rmw = arith::AtomicRMWKind::maximumf;
+    break;
+  case CombiningKind::MINIMUMF:
+    rmw = arith::AtomicRMWKind::minimumf;
+    break;
+  default:
+    return {};
+  }
+  return arith::getIdentityValueAttr(rmw, element, b, loc);
+}
+
+// Reductions in a tree. A serial reduction (above) combines a row's
+// elements one after the other: every step waits for the previous one, and
+// a float sum's rounding error grows with the row's length. It becomes
+// nested loops over the same steps in the same order: the innermost
+// combines at most kTreeFanOut steps' vectors into a vector accumulator
+// (starting from the identity), each outer level at most kTreeFanOut of its
+// inner level's results, and the top vector's lanes are combined pairwise
+// onto the initial value at the end. In a float sum (or product) an element
+// then passes through at most kTreeFanOut operations on each of
+// ceil(log8(steps)) levels, plus log2(lanes) + 1 (the error grows with
+// log n); the other kinds are exact in any order (integers wrap; minima
+// and maxima, NaN-propagating or not, pick the same value) and only gain
+// the independent chains. The body's effects keep their order (every step
+// runs once, in increasing order).
+void treeReductions(func::FuncOp func) {
+  SmallVector<SerialReduction> serials;
   func.walk([&](scf::ForOp loop) {
-    if (std::optional<SerialSum> sum = matchSerialSum(loop))
-      sums.push_back(*sum);
+    if (std::optional<SerialReduction> serial = matchSerialReduction(loop))
+      serials.push_back(*serial);
   });
-  for (SerialSum &sum : sums) {
-    scf::ForOp loop = sum.loop;
+  for (SerialReduction &serial : serials) {
+    scf::ForOp loop = serial.loop;
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    VectorType partType = sum.reduction.getSourceVectorType();
-    int64_t steps = llvm::divideCeil(sum.upper - sum.lower, sum.step);
+    VectorType partType = serial.reduction.getSourceVectorType();
+    vector::CombiningKind kind = serial.reduction.getKind();
+    TypedAttr identity =
+        reductionIdentity(kind, partType.getElementType(), b, loc);
+    if (!identity)
+      continue;
+    int64_t steps = llvm::divideCeil(serial.upper - serial.lower, serial.step);
     int64_t levels = 1;
-    for (int64_t covered = kSumTreeFanOut; covered < steps;
-         covered *= kSumTreeFanOut)
+    for (int64_t covered = kTreeFanOut; covered < steps; covered *= kTreeFanOut)
       ++levels;
     auto index = [&](OpBuilder &builder, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(builder, loc, v);
     };
-    Value zero = arith::ConstantOp::create(
-        b, loc, partType,
-        DenseElementsAttr::get(partType,
-                               b.getFloatAttr(partType.getElementType(), 0)));
-    Value upper = index(b, sum.upper);
+    Value neutral = arith::ConstantOp::create(
+        b, loc, partType, DenseElementsAttr::get(partType, identity));
+    Value upper = index(b, serial.upper);
     // The sum of the steps [start, min(start + the span of `level`, upper)):
-    // a loop over its (at most kSumTreeFanOut) children.
+    // a loop over its (at most kTreeFanOut) children.
     std::function<Value(OpBuilder &, int64_t, Value)> buildLevel =
         [&](OpBuilder &builder, int64_t level, Value start) -> Value {
-      int64_t childSpan = sum.step;
+      int64_t childSpan = serial.step;
       for (int64_t l = 0; l < level; ++l)
-        childSpan *= kSumTreeFanOut;
+        childSpan *= kTreeFanOut;
       Value end = upper;
       if (level + 1 < levels)
         end = arith::MinSIOp::create(
             builder, loc,
             arith::AddIOp::create(builder, loc, start,
-                                  index(builder, childSpan * kSumTreeFanOut)),
+                                  index(builder, childSpan * kTreeFanOut)),
             upper);
       auto children = scf::ForOp::create(
-          builder, loc, start, end, index(builder, childSpan), ValueRange{zero},
+          builder, loc, start, end, index(builder, childSpan),
+          ValueRange{neutral},
           [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
             Value child;
             if (level == 0) {
               IRMapping mapping;
               mapping.map(loop.getInductionVar(), iv);
               for (Operation &op : loop.getBody()->without_terminator()) {
-                if (&op == sum.extract.getOperation() ||
-                    &op == sum.reduction.getOperation() || &op == sum.repack)
+                if (&op == serial.extract.getOperation() ||
+                    &op == serial.reduction.getOperation() ||
+                    &op == serial.repack)
                   continue;
                 inner.clone(op, mapping);
               }
-              child = mapping.lookupOrDefault(sum.reduction.getVector());
+              child = mapping.lookupOrDefault(serial.reduction.getVector());
             } else {
               child = buildLevel(inner, level - 1, iv);
             }
-            scf::YieldOp::create(
-                inner, loc,
-                ValueRange{arith::AddFOp::create(inner, loc, args[0], child,
-                                                 sum.reduction.getFastmath())});
+            scf::YieldOp::create(inner, loc,
+                                 ValueRange{vector::makeArithReduction(
+                                     inner, loc, kind, child, args[0],
+                                     serial.reduction.getFastmathAttr())});
           });
       return children.getResult(0);
     };
-    Value top = buildLevel(b, levels - 1, index(b, sum.lower));
+    Value top = buildLevel(b, levels - 1, index(b, serial.lower));
     Value init = vector::ExtractOp::create(b, loc, loop.getInitArgs()[0],
                                            ArrayRef<int64_t>{0});
     auto total =
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, top,
-                                    init, arith::FastMathFlags::reassoc);
+        vector::ReductionOp::create(b, loc, kind, top, init,
+                                    isa<FloatType>(partType.getElementType())
+                                        ? arith::FastMathFlags::reassoc
+                                        : arith::FastMathFlags::none);
     loop.getResult(0).replaceAllUsesWith(vector::BroadcastOp::create(
         b, loc, loop.getResult(0).getType(), total));
     loop.erase();
@@ -279,9 +338,8 @@ struct HostLowerVectorsPass
         return signalPassFailure();
     }
 
-    // 5. Float sums carried serially by reduction loops become trees
-    //    (treeFloatSums).
-    treeFloatSums(func);
+    // 5. Reductions carried serially by loops become trees (treeReductions).
+    treeReductions(func);
   }
 };
 

@@ -14,9 +14,9 @@
 // CHECK:             scf.for %{{.*}} step %c32 iter_args(%{{.*}} = %[[ZERO]])
 // CHECK:               scf.for %[[I0:.*]] = %{{.*}} step %c4 iter_args(%[[A0:.*]] = %[[ZERO]])
 // CHECK:                 %[[V:.*]] = vector.load %{{.*}}[%{{.*}}, %[[I0]]] : memref<16x8192xf32>, vector<4xf32>
-// CHECK:                 %[[S0:.*]] = arith.addf %[[A0]], %[[V]] : vector<4xf32>
+// CHECK:                 %[[S0:.*]] = arith.addf %[[V]], %[[A0]] : vector<4xf32>
 // CHECK:                 scf.yield %[[S0]]
-// CHECK:           arith.addf %[[A3]], %{{.*}} : vector<4xf32>
+// CHECK:           arith.addf %{{.*}}, %[[A3]] : vector<4xf32>
 // CHECK:         %[[I:.*]] = vector.extract %[[INIT]][0] : f32 from vector<1xf32>
 // CHECK:         %[[T:.*]] = vector.reduction <add>, %[[TOP]], %[[I]] fastmath<reassoc> : vector<4xf32> into f32
 // CHECK:         vector.broadcast %[[T]] : f32 to vector<1xf32>
@@ -40,18 +40,25 @@ func.func @row_sum(%x: memref<16x8192xf32>, %out: memref<16xf32>, %row: index) {
 
 // -----
 
-// Short sums (at most 8 steps) get one level; maxima (exact in any order)
-// and integer sums keep their loops.
+// Short sums (at most 8 steps) get one level. Maxima and integer sums,
+// exact in any order, get the same tree for its independent chains, from
+// their identities: NaN for maxnumf (an all-NaN row stays NaN), 0 for
+// integer sums (no reassoc flag on the last reduction).
 // CHECK-LABEL: func.func @short_sum
 // CHECK:         scf.for %{{.*}} = %c0 to %c24 step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<4xf32>)
 // CHECK-NOT:     scf.for
 // CHECK:         vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc>
 // CHECK-LABEL: func.func @row_max
-// CHECK:         scf.for {{.*}} -> (vector<1xf32>)
-// CHECK:           vector.reduction <maxnumf>
+// CHECK-DAG:     %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<4xf32>
+// CHECK:         scf.for {{.*}} step %c32 iter_args(%{{.*}} = %[[NAN]]) -> (vector<4xf32>)
+// CHECK:           scf.for {{.*}} step %c4 iter_args(%[[M:.*]] = %[[NAN]]) -> (vector<4xf32>)
+// CHECK:             arith.maxnumf %{{.*}}, %[[M]] : vector<4xf32>
+// CHECK:         vector.reduction <maxnumf>, %{{.*}}, %{{.*}} fastmath<reassoc> : vector<4xf32> into f32
 // CHECK-LABEL: func.func @int_sum
-// CHECK:         scf.for {{.*}} -> (vector<1xi32>)
-// CHECK:           vector.reduction <add>
+// CHECK-DAG:     %[[IZERO:.*]] = arith.constant dense<0> : vector<4xi32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[IZERO]]) -> (vector<4xi32>)
+// CHECK:           arith.addi
+// CHECK:         vector.reduction <add>, %{{.*}}, %{{.*}} : vector<4xi32> into i32
 func.func @short_sum(%x: memref<24xf32>, %out: memref<1xf32>) {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
