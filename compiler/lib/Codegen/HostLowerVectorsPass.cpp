@@ -90,53 +90,37 @@ std::optional<SerialReduction> matchSerialReduction(scf::ForOp loop) {
 }
 
 // The identity of `kind` on `element` (NaN for the NaN-ignoring maxnum and
-// minnum: an all-NaN row stays NaN).
+// minnum: an all-NaN row stays NaN), or null for a kind without one.
 TypedAttr reductionIdentity(vector::CombiningKind kind, Type element,
                             OpBuilder &b, Location loc) {
   using vector::CombiningKind;
-  bool isFloat = isa<FloatType>(element);
+  using RMW = arith::AtomicRMWKind;
   if (kind == CombiningKind::MAXNUMF || kind == CombiningKind::MINNUMF)
     return b.getFloatAttr(
         element, APFloat::getNaN(cast<FloatType>(element).getFloatSemantics()));
-  arith::AtomicRMWKind rmw;
-  switch (kind) {
-  case CombiningKind::ADD:
-    rmw = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-    break;
-  case CombiningKind::MUL:
-    rmw = isFloat ? arith::AtomicRMWKind::mulf : arith::AtomicRMWKind::muli;
-    break;
-  case CombiningKind::MINUI:
-    rmw = arith::AtomicRMWKind::minu;
-    break;
-  case CombiningKind::MINSI:
-    rmw = arith::AtomicRMWKind::mins;
-    break;
-  case CombiningKind::MAXUI:
-    rmw = arith::AtomicRMWKind::maxu;
-    break;
-  case CombiningKind::MAXSI:
-    rmw = arith::AtomicRMWKind::maxs;
-    break;
-  case CombiningKind::AND:
-    rmw = arith::AtomicRMWKind::andi;
-    break;
-  case CombiningKind::OR:
-    rmw = arith::AtomicRMWKind::ori;
-    break;
-  case CombiningKind::XOR:
-    rmw = arith::AtomicRMWKind::xori;
-    break;
-  case CombiningKind::MAXIMUMF:
-    rmw = arith::AtomicRMWKind::maximumf;
-    break;
-  case CombiningKind::MINIMUMF:
-    rmw = arith::AtomicRMWKind::minimumf;
-    break;
-  default:
-    return {};
-  }
-  return arith::getIdentityValueAttr(rmw, element, b, loc);
+  // The arith kind whose identity `kind` shares, for floats and integers.
+  static constexpr struct {
+    CombiningKind kind;
+    RMW onFloats, onIntegers;
+  } kIdentities[] = {
+      {CombiningKind::ADD, RMW::addf, RMW::addi},
+      {CombiningKind::MUL, RMW::mulf, RMW::muli},
+      {CombiningKind::MINUI, RMW::minu, RMW::minu},
+      {CombiningKind::MINSI, RMW::mins, RMW::mins},
+      {CombiningKind::MAXUI, RMW::maxu, RMW::maxu},
+      {CombiningKind::MAXSI, RMW::maxs, RMW::maxs},
+      {CombiningKind::AND, RMW::andi, RMW::andi},
+      {CombiningKind::OR, RMW::ori, RMW::ori},
+      {CombiningKind::XOR, RMW::xori, RMW::xori},
+      {CombiningKind::MAXIMUMF, RMW::maximumf, RMW::maximumf},
+      {CombiningKind::MINIMUMF, RMW::minimumf, RMW::minimumf},
+  };
+  for (const auto &entry : kIdentities)
+    if (entry.kind == kind)
+      return arith::getIdentityValueAttr(
+          isa<FloatType>(element) ? entry.onFloats : entry.onIntegers, element,
+          b, loc);
+  return {};
 }
 
 // Reductions in a tree. A serial reduction (above) combines a row's
