@@ -40,19 +40,12 @@ static func::FuncOp createKernel(CollectiveOp collective, StringRef name,
   CollectiveKind kind = collective.getKind();
   // Workgroups split each part (the whole send, or one rank's share of a
   // reduce_scatter or two-shot all_reduce).
-  int64_t partCount = count;
-  if (kind == CollectiveKind::ReduceScatter)
-    partCount = count / ranks;
-  else if (twoShot)
-    partCount =
-        llvm::alignTo(llvm::divideCeil(count, ranks),
-                      std::max<int64_t>(1, 16 / getStoredByteSize(element)));
+  int64_t partCount =
+      WindowCollectiveOp::getPartCount(kind, twoShot, count, ranks, element);
   int64_t workgroups =
       std::clamp<int64_t>(llvm::divideCeil(bytes, kMinBytesPerWorkgroup), 1,
                           std::min(kMaxWorkgroups, partCount));
-  int64_t recvCount = kind == CollectiveKind::AllGather       ? ranks * count
-                      : kind == CollectiveKind::ReduceScatter ? count / ranks
-                                                              : count;
+  int64_t recvCount = WindowCollectiveOp::getRecvCount(kind, count, ranks);
   Type i64 = IntegerType::get(context, 64);
   SmallVector<Type> types = {
       MemRefType::get({count}, element), MemRefType::get({recvCount}, element),

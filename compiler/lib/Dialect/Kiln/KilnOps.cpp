@@ -198,12 +198,31 @@ LogicalResult CollectiveOp::verify() {
 // WindowCollectiveOp
 //===----------------------------------------------------------------------===//
 
-int64_t WindowCollectiveOp::getAlignment() {
-  Type element = cast<MemRefType>(getSend().getType()).getElementType();
+int64_t WindowCollectiveOp::getAlignment(Type element) {
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
       element.getIntOrFloatBitWidth() > 128)
     return 1;
   return 128 / element.getIntOrFloatBitWidth();
+}
+
+int64_t WindowCollectiveOp::getPartCount(CollectiveKind kind, bool twoShot,
+                                         int64_t count, int64_t ranks,
+                                         Type element) {
+  if (kind == CollectiveKind::ReduceScatter)
+    return count / ranks;
+  if (twoShot)
+    return llvm::alignTo(llvm::divideCeil(count, ranks),
+                         getAlignment(element));
+  return count;
+}
+
+int64_t WindowCollectiveOp::getRecvCount(CollectiveKind kind, int64_t count,
+                                         int64_t ranks) {
+  if (kind == CollectiveKind::AllGather)
+    return ranks * count;
+  if (kind == CollectiveKind::ReduceScatter)
+    return count / ranks;
+  return count;
 }
 
 LogicalResult WindowCollectiveOp::verify() {
@@ -251,9 +270,7 @@ LogicalResult WindowCollectiveOp::verify() {
                            << memref;
     return success();
   };
-  int64_t recvCount = kind == CollectiveKind::AllGather       ? n * count
-                      : kind == CollectiveKind::ReduceScatter ? count / n
-                                                              : count;
+  int64_t recvCount = getRecvCount(kind, count, n);
   Type i64 = IntegerType::get(getContext(), 64);
   return failure(failed(expect(getRecv(), recvCount, element, "recv")) ||
                  failed(expect(getData(), 2 * count, element, "window data")) ||

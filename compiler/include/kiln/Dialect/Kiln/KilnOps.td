@@ -240,13 +240,18 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
     // Elements of each part (a two-shot part is rounded up to 16 bytes, so
     // the last parts may be shorter or empty).
     int64_t getPartCount() {
-      if (getKind() == ::mlir::kiln::CollectiveKind::ReduceScatter)
-        return getCount() / getRanks();
-      if (getTwoShot())
-        return ::llvm::alignTo(::llvm::divideCeil(getCount(), getRanks()),
-                               getAlignment());
-      return getCount();
+      return getPartCount(getKind(), getTwoShot(), getCount(), getRanks(),
+                          ::llvm::cast<::mlir::MemRefType>(getSend().getType())
+                              .getElementType());
     }
+    // The same for a collective not built yet: `count` elements of
+    // `element` sent by each of `ranks` ranks.
+    static int64_t getPartCount(::mlir::kiln::CollectiveKind kind,
+                                bool twoShot, int64_t count, int64_t ranks,
+                                ::mlir::Type element);
+    // Elements of each rank's recv.
+    static int64_t getRecvCount(::mlir::kiln::CollectiveKind kind,
+                                int64_t count, int64_t ranks);
     // Elements of each workgroup's chunk of a part (the last one may hold
     // fewer, a two-shot one none).
     int64_t getChunk() {
@@ -254,7 +259,12 @@ def Kiln_WindowCollectiveOp : Kiln_Op<"window_collective"> {
       return getTwoShot() ? ::llvm::alignTo(chunk, getAlignment()) : chunk;
     }
     // Elements of 16 bytes (1 for i1 and wider elements).
-    int64_t getAlignment();
+    int64_t getAlignment() {
+      return getAlignment(
+          ::llvm::cast<::mlir::MemRefType>(getSend().getType())
+              .getElementType());
+    }
+    static int64_t getAlignment(::mlir::Type element);
     // Phases with flags: 2 for two-shot, else 1.
     int64_t getPhases() { return getTwoShot() ? 2 : 1; }
     // Signal slots the protocol needs: a flag per (phase, workgroup, rank)
