@@ -57,6 +57,14 @@ static cl::opt<unsigned> gpuOptLevel(
     "gpu-opt-level",
     cl::desc("LLVM optimization level of rocm and cuda kernels (0-3)"),
     cl::init(3), cl::cat(kilnCategory));
+static cl::opt<std::string> gpuStageRows(
+    "gpu-stage-rows",
+    cl::desc("Rows that a row kernel (softmax, layernorm) holds between its "
+             "ops, in shared memory instead of registers: auto (when that "
+             "lets more workgroups share an SM/CU; default), always "
+             "(tests the shared-memory form), never"),
+    cl::value_desc("auto|always|never"), cl::init("auto"),
+    cl::cat(kilnCategory));
 enum class CompileMode { Program, Executable };
 static cl::opt<CompileMode> compileMode(
     "compile-mode", cl::desc("What the input holds"),
@@ -183,6 +191,7 @@ static FailureOr<kiln::CompileOptions> parseCompileOptions() {
   for (TargetFlag &flag : getTargetFlags())
     add(*flag.option, flag.value());
   add(gpuOptLevel, std::to_string(gpuOptLevel));
+  add(gpuStageRows, gpuStageRows);
   add(collectiveKernelMaxBytes, std::to_string(collectiveKernelMaxBytes));
   add(collectiveTwoShotMinBytes, std::to_string(collectiveTwoShotMinBytes));
   add(dumpIntermediates, dumpIntermediates);

@@ -60,7 +60,8 @@ const char *kiln_compiler_version(void);
 
 // Creates a session from kiln-compile flags ("--target=rocm,cuda,host",
 // "--rocm-chip=gfx942,gfx1100", "--cuda-chip=sm_90", "--rocm-device-libs=DIR",
-// "--rocm-matrix-cores=false", "--gpu-opt-level=N", "--host-cpu=CPU",
+// "--rocm-matrix-cores=false", "--gpu-opt-level=N",
+// "--gpu-stage-rows=auto|always|never", "--host-cpu=CPU",
 // "--host-features=F", "--host-opt-level=N", "--module-name=NAME",
 // "--dump-intermediates=DIR", "--parameters=FILE.safetensors"; none:
 // --target=host). NULL on a bad flag or an

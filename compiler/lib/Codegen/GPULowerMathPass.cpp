@@ -70,7 +70,7 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
   bool allowF64;
 };
 
-// f32 exp on NVVM through the special function unit, in one of two forms.
+// f32 exp on NVVM through the special function unit, in one of three forms.
 //
 // Accurate (the default): with n = round(x log2(e)) clamped to [-149, 127]
 // and r = x - n ln(2) (two FMAs, Cody-Waite), exp(x) = ex2.approx(r
@@ -83,23 +83,25 @@ struct MathToIntrinsic : OpRewritePattern<MathOp> {
 // At most 2.04 ulp (measured over 2^24 inputs); 10 instructions, two on the
 // special function unit.
 //
-// Short (`halfPrecisionResults`: kernels whose every buffer holds f16 or
-// bf16, so that what they compute is rounded to 11 or 8 significant bits
-// before it leaves them): exp(x) = 2^hi * 2^lo, where hi = x * log2(e)
-// rounded to f32 and lo its rounding error (exact, by an FMA) plus x times
-// the part of log2(e) below f32, so hi + lo is x log2(e) to about 2^-48
-// relative; ex2.approx(hi) times 2^lo = 1 + lo ln(2) (|lo| < 2^-16 for
-// |x| <= 104). x is clamped to [-104, 89] first (exp is 0 below -103.98
-// and overflows above 88.73; the clamp keeps lo finite for infinite x, and
-// 1 + lo ln(2) > 0 keeps 2^hi's inf and 0). At most 3.29 ulp over normal
-// results (ex2.approx keeps fewer fraction bits of large arguments), 2.84 x
-// 2^-149 over subnormal ones: far below the 2^-11 that the results are
-// rounded to. 8 instructions, one on the special function unit: softmax
-// rows of f16 are 8% faster on an H200.
+// Half (kernels whose every buffer holds f16 or bf16, so that what they
+// compute is rounded to 11 or 8 significant bits before it leaves them):
+// exp(x) = ex2.approx(x * log2(e)), one multiplication and one special
+// function operation. Rounding the product to f32 moves the exponent by at
+// most |x log2(e)| 2^-24, so the result is off by at most 150 * 2^-24 *
+// ln(2) ~ 6.2e-6 relative (|x| <= 104: beyond, the result is 0 or inf
+// either way) plus ex2.approx's own 2 ulp: below 1/150 of an f16 ulp
+// (2^-10) and 1/1200 of a bf16 ulp. Infinities, NaN and zeros come out as
+// exp's. With f16 buffers only (HalfFlushed), ex2.approx.ftz: the f32
+// subnormal results it flushes (below 2^-126) are 2^102 times below f16's
+// smallest subnormal, so no f16 result can tell; bf16 shares f32's exponent
+// range and keeps the subnormal results (ex2.approx without .ftz, a few
+// instructions more in SASS). Softmax over 1024x32768 f16 rows: 8 -> 2
+// instructions per exp, 0.054 -> 0.048 ms on an H200 (docs/performance.md).
+enum class ExpForm { Accurate, Half, HalfFlushed };
+
 struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
-  ExpF32ToNvvmEx2(MLIRContext *context, bool halfPrecisionResults)
-      : OpRewritePattern(context, /*benefit=*/2),
-        halfPrecisionResults(halfPrecisionResults) {}
+  ExpF32ToNvvmEx2(MLIRContext *context, ExpForm form)
+      : OpRewritePattern(context, /*benefit=*/2), form(form) {}
 
   LogicalResult matchAndRewrite(math::ExpOp op,
                                 PatternRewriter &rewriter) const override {
@@ -110,8 +112,13 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
       return failure();
     Location loc = op.getLoc();
     auto expand = [&](Value x) {
-      return halfPrecisionResults ? expandShort(rewriter, loc, x)
-                                  : expandAccurate(rewriter, loc, x);
+      return form == ExpForm::Accurate
+                 ? expandAccurate(rewriter, loc, x)
+                 : ex2(rewriter, loc,
+                       arith::MulFOp::create(
+                           rewriter, loc, x,
+                           constant(rewriter, loc, 1.44269504088896341f)),
+                       form == ExpForm::HalfFlushed);
     };
     if (!vectorType) {
       rewriter.replaceOp(op, expand(op.getOperand()));
@@ -129,10 +136,12 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
   static Value constant(OpBuilder &b, Location loc, float v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
-  static Value ex2(OpBuilder &b, Location loc, Value v) {
+  static Value ex2(OpBuilder &b, Location loc, Value v, bool flush = false) {
     return LLVM::CallIntrinsicOp::create(
                b, loc, b.getF32Type(),
-               b.getStringAttr("llvm.nvvm.ex2.approx.f32"), ValueRange{v})
+               b.getStringAttr(flush ? "llvm.nvvm.ex2.approx.ftz.f32"
+                                     : "llvm.nvvm.ex2.approx.f32"),
+               ValueRange{v})
         .getResult(0);
   }
 
@@ -156,39 +165,25 @@ struct ExpF32ToNvvmEx2 : OpRewritePattern<math::ExpOp> {
     return arith::MulFOp::create(b, loc, e, ex2(b, loc, n));
   }
 
-  static Value expandShort(OpBuilder &b, Location loc, Value x) {
-    x = LLVM::MinimumOp::create(b, loc, x, constant(b, loc, 89.0f));
-    x = LLVM::MaximumOp::create(b, loc, x, constant(b, loc, -104.0f));
-    // log2(e) = 1.44269502162933349609375 + 1.9259629911266175e-08 to
-    // about 2^-49.
-    Value log2e = constant(b, loc, 1.44269504088896341f);
-    Value hi = arith::MulFOp::create(b, loc, x, log2e);
-    Value lo = LLVM::FMAOp::create(b, loc, x, log2e,
-                                   arith::NegFOp::create(b, loc, hi));
-    lo = LLVM::FMAOp::create(b, loc, x,
-                             constant(b, loc, 1.9259629911266175e-08f), lo);
-    Value powLo =
-        LLVM::FMAOp::create(b, loc, lo, constant(b, loc, 0.693147180559945309f),
-                            constant(b, loc, 1.0f));
-    return arith::MulFOp::create(b, loc, ex2(b, loc, hi), powLo);
-  }
-
-  bool halfPrecisionResults;
+  ExpForm form;
 };
 
-// Whether every buffer of `func` holds f16 or bf16 (and it has one): what
-// it computes in f32 leaves it rounded to at most 11 significant bits.
-static bool holdsOnlyHalfPrecision(func::FuncOp func) {
-  bool any = false;
+// The exp form for `func`: Half when every buffer holds f16 or bf16 (and it
+// has one), HalfFlushed when they all hold f16.
+static ExpForm expFormFor(func::FuncOp func) {
+  bool any = false, bf16 = false;
   for (Type type : func.getArgumentTypes()) {
     auto memref = dyn_cast<MemRefType>(type);
     if (!memref)
       continue;
     if (!isa<Float16Type, BFloat16Type>(memref.getElementType()))
-      return false;
+      return ExpForm::Accurate;
+    bf16 |= isa<BFloat16Type>(memref.getElementType());
     any = true;
   }
-  return any;
+  if (!any)
+    return ExpForm::Accurate;
+  return bf16 ? ExpForm::Half : ExpForm::HalfFlushed;
 }
 
 // f32 divisions of a block that share one divisor (a softmax's row sum,
@@ -296,8 +291,7 @@ struct GPULowerMathPass
         patterns.add<MathToIntrinsic<math::ExpOp, LLVM::ExpOp>>(ctx, false);
         patterns.add<MathToIntrinsic<math::LogOp, LLVM::LogOp>>(ctx, false);
       } else {
-        patterns.add<ExpF32ToNvvmEx2>(ctx,
-                                      holdsOnlyHalfPrecision(getOperation()));
+        patterns.add<ExpF32ToNvvmEx2>(ctx, expFormFor(getOperation()));
         // f32 maxima and minima as LLVM's intrinsics, which have their
         // semantics (NaN-propagating maximum / minimum, NaN-ignoring maxnum
         // / minnum) and become one max.NaN.f32 / max.f32 on sm_80 and later;

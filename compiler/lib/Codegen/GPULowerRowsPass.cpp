@@ -26,6 +26,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_GPULOWERROWSPASS
@@ -78,7 +79,90 @@ struct RowPlan {
   // Rows that several ops use (read from memory by several, or written by
   // one and read by a later one): held in registers from one op to the next.
   DenseSet<RowKey> heldRows;
+  // Held rows loaded from memory that live in shared memory instead (see
+  // "Rows staged in shared memory"), and the workgroups per processor that
+  // the kernel is then budgeted for (0: no budget).
+  DenseSet<RowKey> stagedRows;
+  int64_t minWorkgroupsPerProcessor = 0;
 };
+
+//===----------------------------------------------------------------------===//
+// Rows staged in shared memory
+//===----------------------------------------------------------------------===//
+//
+// A thread holding its part of a long row in registers from one op to the
+// next keeps it through the reductions' barriers. softmax over rows of
+// 32768 f16 on 512 threads holds 64 values a thread (the exponentials, as
+// f32: LLVM merges the sum's exp(x - max) with the output's), ptxas gives
+// it 128 registers, and one workgroup per SM runs each row's load, reduce,
+// exponentiate and store in sequence while the memory idles in between.
+// Held in shared memory instead (64 KiB a row), three workgroups share an
+// SM of an H100/H200 at 40 registers a thread and their phases overlap:
+// 0.054 -> 0.043 ms on an H200 (docs/performance.md). The first op that
+// loads such a row stores each chunk into the workgroup buffer at the
+// thread's own slot; later ops read their chunks back from there (only the
+// thread that wrote a slot reads it, so no barrier is needed).
+
+struct StagingLimits {
+  enum class Mode { Auto, Always, Never } mode = Mode::Auto;
+  int64_t processorRegisters = 0;
+  int64_t processorThreads = 0;
+  int64_t processorSharedMemoryBytes = 0;
+  int64_t maxSharedMemoryBytes = 0;
+};
+
+// Registers a thread needs besides the held row values (addresses, the
+// op's chunk in flight, accumulators), and the fewest a budget may leave it
+// (below that, ptxas spills: 32 spilled 900 bytes of the softmax above).
+constexpr int64_t kWorkingRegisters = 32;
+constexpr int64_t kMinRegisters = 40;
+// Shared memory a row-fused workgroup uses besides the staged rows: the
+// reductions' slots, 64-byte aligned.
+constexpr int64_t kSlotBytesPerReduction = 256;
+
+// Chooses the held rows to stage (and the workgroups per processor to
+// budget for) by `limits`; leaves `plan` as it is when staging does not pay.
+static void planStaging(RowPlan &plan, const DenseSet<RowKey> &loadedRows,
+                        int64_t workgroupSize, const StagingLimits &limits) {
+  using Mode = StagingLimits::Mode;
+  if (limits.mode == Mode::Never || limits.processorThreads <= 0 ||
+      limits.processorRegisters <= 0)
+    return;
+  int64_t heldValues = 0, stagedBytes = 0;
+  SmallVector<RowKey> staged;
+  for (const RowKey &key : plan.heldRows) {
+    int64_t values = plan.chunks * plan.width;
+    heldValues += values;
+    int64_t bits =
+        getElementTypeOrSelf(key.first.getType()).getIntOrFloatBitWidth();
+    if (!loadedRows.contains(key) || plan.width == 1 || bits % 8 != 0)
+      continue;
+    staged.push_back(key);
+    stagedBytes += values * (bits / 8) * workgroupSize;
+  }
+  if (staged.empty())
+    return;
+  int64_t reductions = llvm::count(plan.kinds, RowOpKind::Reduction);
+  int64_t sharedBytes = stagedBytes + reductions * kSlotBytesPerReduction;
+  if (sharedBytes > limits.maxSharedMemoryBytes)
+    return;
+  // NVIDIA reserves 1 KiB of an SM's shared memory per resident block.
+  sharedBytes += 1024;
+  int64_t byThreads = limits.processorThreads / workgroupSize;
+  // Held values count as 32-bit registers each (16-bit rows are computed
+  // on as f32).
+  int64_t inRegisters = std::min(
+      byThreads, limits.processorRegisters /
+                     (workgroupSize * (heldValues + kWorkingRegisters)));
+  int64_t inShared =
+      std::min({byThreads, limits.processorSharedMemoryBytes / sharedBytes,
+                limits.processorRegisters / (workgroupSize * kMinRegisters)});
+  if (limits.mode == Mode::Auto && (inRegisters >= 2 || inShared < 2))
+    return;
+  plan.stagedRows.insert(staged.begin(), staged.end());
+  if (inShared >= 2)
+    plan.minWorkgroupsPerProcessor = inShared;
+}
 
 // The buffer that `value` is a view of.
 static Value stripViews(Value value) {
@@ -109,7 +193,8 @@ static bool readsInit(linalg::LinalgOp op, OpOperand &init) {
 
 static std::optional<RowPlan>
 planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
-                    int64_t subgroupSize, bool subgroupRows) {
+                    int64_t subgroupSize, bool subgroupRows,
+                    const StagingLimits &limits) {
   if (ops.empty() || subgroupSize <= 0 || workgroupSize % subgroupSize != 0)
     return std::nullopt;
   // Every memory access of the kernel is one of the ops.
@@ -236,6 +321,11 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
   }
   if (registers > kRowRegisterBudget)
     return std::nullopt;
+  DenseSet<RowKey> loadedRows;
+  for (const RowKey &key : plan.heldRows)
+    if (!written.contains(key))
+      loadedRows.insert(key);
+  planStaging(plan, loadedRows, workgroupSize, limits);
   return plan;
 }
 
@@ -291,6 +381,17 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
   // Row values per chunk and element; per-row scalars.
   DenseMap<RowKey, SmallVector<SmallVector<Value>>> rowValues;
   DenseMap<RowKey, Value> rowScalars;
+  // The workgroup buffers of staged rows: chunk c of thread t at elements
+  // (c * workgroupSize + t) * width, so that a subgroup's 128-bit accesses
+  // cover consecutive bytes.
+  DenseMap<RowKey, Value> stagedBuffers;
+  auto stagedSlot = [&](int64_t c) {
+    return arith::MulIOp::create(
+               b, loc,
+               arith::AddIOp::create(b, loc, tid, index(c * workgroupSize)),
+               index(plan.width))
+        .getResult();
+  };
   auto isTemporary = [](Value buffer) {
     return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
         stripViews(buffer).getDefiningOp());
@@ -312,11 +413,37 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
         plan.width > 1 &&
         classifyChunkRead(op, operand, numRowLoops) == ChunkRead::Vector;
     bool whole = plan.heldRows.contains(key);
+    auto chunkType = VectorType::get({plan.width}, element);
+    // A staged row: stored by its first reader, read back by the others.
+    Value staged;
+    bool stage = false;
+    if (vector && plan.stagedRows.contains(key)) {
+      staged = stagedBuffers.lookup(key);
+      if (!staged) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ops.front());
+        staged = stagedBuffers[key] = memref::AllocOp::create(
+            b, loc,
+            MemRefType::get(
+                {plan.chunks * workgroupSize * plan.width}, element,
+                MemRefLayoutAttrInterface(),
+                gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+        stage = true;
+      }
+    }
     for (int64_t c = whole ? 0 : u; c < (whole ? plan.chunks : u + 1); ++c) {
       if (vector) {
-        Value chunk = vector::LoadOp::create(
-            b, loc, VectorType::get({plan.width}, element), operand.get(),
-            applyIndexingMap(b, loc, map, rowPoint(chunkStart[c])));
+        Value chunk;
+        if (staged && !stage) {
+          chunk =
+              vector::LoadOp::create(b, loc, chunkType, staged, stagedSlot(c));
+        } else {
+          chunk = vector::LoadOp::create(
+              b, loc, chunkType, operand.get(),
+              applyIndexingMap(b, loc, map, rowPoint(chunkStart[c])));
+          if (stage)
+            vector::StoreOp::create(b, loc, chunk, staged, stagedSlot(c));
+        }
         for (int64_t e = 0; e < plan.width; ++e)
           chunks[c].push_back(
               vector::ExtractOp::create(b, loc, chunk, ArrayRef<int64_t>{e}));
@@ -399,6 +526,9 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
     linalg::LinalgOp op = ops[opNumber];
     b.setInsertionPoint(op);
     loc = op.getLoc();
+    // Each op reads staged rows anew from the workgroup buffer.
+    for (const RowKey &key : plan.stagedRows)
+      rowValues.erase(key);
     switch (kind) {
     case RowOpKind::Scalar: {
       SmallVector<Value> args;
@@ -498,14 +628,32 @@ static void emitRowsInRegisters(RewriterBase &rewriter,
     }
     }
   }
+  if (plan.minWorkgroupsPerProcessor > 0)
+    ops.front()->getParentOfType<func::FuncOp>()->setAttr(
+        kMinWorkgroupsPerProcessorAttrName,
+        b.getI64IntegerAttr(plan.minWorkgroupsPerProcessor));
   for (linalg::LinalgOp op : llvm::reverse(ops))
     rewriter.eraseOp(op);
 }
 
 struct GPULowerRowsPass
     : public kiln::impl::GPULowerRowsPassBase<GPULowerRowsPass> {
+  using GPULowerRowsPassBase::GPULowerRowsPassBase;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    std::optional<StagingLimits::Mode> mode =
+        llvm::StringSwitch<std::optional<StagingLimits::Mode>>(stageRows)
+            .Case("auto", StagingLimits::Mode::Auto)
+            .Case("always", StagingLimits::Mode::Always)
+            .Case("never", StagingLimits::Mode::Never)
+            .Default(std::nullopt);
+    if (!mode) {
+      func.emitError() << "kiln-gpu-lower-rows: stage-rows must be auto, "
+                          "always or never, not '"
+                       << stageRows << "'";
+      return signalPassFailure();
+    }
     if (func.isExternal())
       return;
     FailureOr<GPUStrategyAttr> strategy = readGPUStrategy(func);
@@ -516,9 +664,15 @@ struct GPULowerRowsPass
     FailureOr<SmallVector<linalg::LinalgOp>> ops = getBufferizedOps(func);
     if (failed(ops))
       return signalPassFailure();
+    StagingLimits limits;
+    limits.mode = *mode;
+    limits.processorRegisters = processorRegisters;
+    limits.processorThreads = processorThreads;
+    limits.processorSharedMemoryBytes = processorSharedMemoryBytes;
+    limits.maxSharedMemoryBytes = maxSharedMemoryBytes;
     std::optional<RowPlan> plan = planRowsInRegisters(
         *ops, strategy->getWorkgroupSize(), strategy->getSubgroupSize(),
-        strategy->getReduction() == GPUReduction::Subgroup);
+        strategy->getReduction() == GPUReduction::Subgroup, limits);
     if (!plan)
       return;
     IRRewriter rewriter(&getContext());

@@ -41,24 +41,38 @@ GPUCodegenOptions getGPUCodegenOptionsForChip(GPUBackend backend,
     // with the opt-in, a block may use up to the chip's limit (CUDA
     // programming guide, compute capabilities table).
     options.maxStaticSharedMemoryBytes = 48 * 1024;
+    // Per SM: 64K registers on all of these; shared memory 1 KiB above a
+    // block's limit (the driver reserves it per block).
     unsigned sm = getNvidiaSmVersion(chip).value_or(0);
-    if (sm == 80 || sm == 87)
+    options.processorRegisters = 65536;
+    options.processorThreads = 2048;
+    if (sm == 80 || sm == 87) {
       options.maxSharedMemoryBytes = 163 * 1024;
-    else if (sm == 90 || sm == 100)
+    } else if (sm == 90 || sm == 100) {
       options.maxSharedMemoryBytes = 227 * 1024;
-    else if (sm > 80)
+    } else if (sm > 80) {
       options.maxSharedMemoryBytes = 99 * 1024;
-    else if (sm == 75)
+      options.processorThreads = 1536;
+    } else if (sm == 75) {
       options.maxSharedMemoryBytes = 64 * 1024;
-    else
+      options.processorThreads = 1024;
+    } else {
       options.maxSharedMemoryBytes = 48 * 1024;
+    }
+    options.processorSharedMemoryBytes = options.maxSharedMemoryBytes + 1024;
     return options;
   }
   // gfx9 (GCN/CDNA) runs wave64; gfx10 and later (RDNA) wave32. LDS is
-  // declared statically up to its full size.
-  options.subgroupSize = chip.starts_with("gfx9") ? 64 : 32;
+  // declared statically up to its full size. Per CU: CDNA has 4 SIMDs of
+  // 512 registers a lane (with the accumulation registers) and 8 waves
+  // each; RDNA 2 SIMD32s of 1536 registers a lane and 16 waves each.
+  bool cdna = chip.starts_with("gfx9");
+  options.subgroupSize = cdna ? 64 : 32;
   options.maxSharedMemoryBytes = chip == "gfx950" ? 160 * 1024 : 64 * 1024;
   options.maxStaticSharedMemoryBytes = options.maxSharedMemoryBytes;
+  options.processorSharedMemoryBytes = options.maxSharedMemoryBytes;
+  options.processorRegisters = cdna ? 4 * 512 * 64 : 2 * 1536 * 32;
+  options.processorThreads = cdna ? 4 * 8 * 64 : 2 * 16 * 32;
   return options;
 }
 
@@ -104,11 +118,17 @@ static void buildBufferizeStage(OpPassManager &pm,
 // 3. Every op of a workgroup is spread over its threads; foralls become
 //    block and thread ids.
 static void buildDistributeStage(OpPassManager &pm,
-                                 const GPUCodegenOptions &) {
+                                 const GPUCodegenOptions &options) {
   OpPassManager &f = pm.nest<func::FuncOp>();
   f.addPass(createGPULowerAttentionPass());
   f.addPass(createGPULowerContractionPass());
-  f.addPass(createGPULowerRowsPass());
+  GPULowerRowsPassOptions rows;
+  rows.stageRows = options.stageRows;
+  rows.processorRegisters = options.processorRegisters;
+  rows.processorThreads = options.processorThreads;
+  rows.processorSharedMemoryBytes = options.processorSharedMemoryBytes;
+  rows.maxSharedMemoryBytes = options.maxSharedMemoryBytes;
+  f.addPass(createGPULowerRowsPass(rows));
   f.addPass(createGPULowerWorkgroupReductionsPass());
   f.addPass(createGPUDistributeToThreadsPass());
   f.addPass(createGPUVectorizePass());

@@ -146,6 +146,15 @@ static LogicalResult finishKernel(LLVM::LLVMFuncOp kernel) {
                                static_cast<int32_t>(size[1]),
                                static_cast<int32_t>(size[2])};
   int32_t threads = dims[0] * dims[1] * dims[2];
+  // Workgroups to keep resident per SM: a register budget for ptxas
+  // (.minnctapersm), which cannot see a kernel's dynamic shared memory. The
+  // AMDGPU backend budgets registers for the occupancy its static LDS
+  // allows by itself.
+  int64_t resident = 0;
+  if (auto attr = kernel->getAttrOfType<IntegerAttr>(
+          kMinWorkgroupsPerProcessorAttrName))
+    resident = attr.getInt();
+  kernel->removeAttr(kMinWorkgroupsPerProcessorAttrName);
   if (kernel->hasAttr("rocdl.kernel")) {
     kernel->setAttr("rocdl.reqd_work_group_size",
                     b.getDenseI32ArrayAttr(dims));
@@ -157,6 +166,8 @@ static LogicalResult finishKernel(LLVM::LLVMFuncOp kernel) {
     // the former from known_block_size); the exact size is what we know.
     kernel->setAttr("nvvm.reqntid", b.getDenseI32ArrayAttr(dims));
     kernel->removeAttr("nvvm.maxntid");
+    if (resident > 1)
+      kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(resident));
   }
   // The gpu dialect's own markers have served their purpose; the backend
   // annotations above are what translation uses.

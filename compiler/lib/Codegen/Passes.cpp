@@ -72,6 +72,11 @@ struct GPUCodegenPipelineOptions
       *this, "layout-fragments",
       llvm::cl::desc("NVIDIA: mma.sync fragments by the layout table"),
       llvm::cl::init(false)};
+  Option<std::string> stageRows{
+      *this, "stage-rows",
+      llvm::cl::desc("Row kernels' held rows in shared memory: auto, "
+                     "always, never"),
+      llvm::cl::init("auto")};
 };
 } // namespace
 
@@ -95,6 +100,7 @@ void registerKilnCodegenPasses() {
           options.subgroupSize = opts.subgroupSize;
         options.matrixCores = opts.matrixCores;
         options.layoutFragments = opts.layoutFragments;
+        options.stageRows = opts.stageRows;
         buildGPUCodegenPipeline(pm, options);
       });
 }

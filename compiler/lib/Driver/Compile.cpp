@@ -365,6 +365,16 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
       if (!needValue() ||
           failed(parseLevel(name, value, options.shared.gpuOptLevel, error)))
         return failure();
+    } else if (name == "gpu-stage-rows") {
+      if (!needValue())
+        return failure();
+      if (value != "auto" && value != "always" && value != "never") {
+        error = ("--gpu-stage-rows must be auto, always or never, not '" +
+                 value + "'")
+                    .str();
+        return failure();
+      }
+      options.shared.gpuStageRows = value.str();
     } else if (name == "collective-kernel-max-bytes" ||
                name == "collective-two-shot-min-bytes") {
       int64_t bytes = 0;
@@ -395,7 +405,8 @@ LogicalResult mlir::kiln::parseCompileFlags(ArrayRef<std::string> flags,
         for (const TargetOption &option : target.options)
           known += ", --" + option.name;
       error = ("unknown flag '--" + name + "' (known: " + known +
-               ", --gpu-opt-level, --collective-kernel-max-bytes, "
+               ", --gpu-opt-level, --gpu-stage-rows, "
+               "--collective-kernel-max-bytes, "
                "--collective-two-shot-min-bytes, "
                "--module-name, --dump-intermediates, --parameters, "
                "--parameter-mode)")

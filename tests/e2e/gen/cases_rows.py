@@ -332,3 +332,121 @@ func.func @main(%c: tensor<32xf32>) -> tensor<32xf32> {{
   return %cs : tensor<32xf32>
 }}""",
     [Run("main", [T(c, "f32")], [T(checksum, "f32")], atol=1e-3, rtol=1e-4)]))
+
+# Softmax over 1024 rows of 32768 f16 read from memory: on sm_90 GPUs the
+# rows are staged in shared memory (kiln-gpu-lower-rows), a form only rows
+# this long take. The rows come from a matmul in the program (K = 16 of
+# small integers times quarters: exact in f16 in any order), so no input
+# travels; the softmax is checked through y = softmax(x) w (a named matvec,
+# its own dispatch), 1024 values in [0.11, 0.89] against float64 with the
+# softmax rounded to f16 as the kernel does. Exponentials off by 6e-6
+# relative move y by under 3e-5; a value read from a neighbouring slot or
+# chunk, or another row, moves it by 0.1 to 0.8.
+rows, cols, depth = 1024, 32768, 16
+i, k, j = np.arange(rows), np.arange(depth), np.arange(cols)
+a = ((3 * i[:, None] + k[None, :]) % 5 - 2).astype(np.float64)
+b = (((7 * k[:, None] + 13 * j[None, :]) % 9) - 4) * 0.25
+w = ((13 * j + 3) % 9) * 0.125  # in phase with b's columns: y moves with any misplaced value
+s16 = softmax(a @ b).astype(np.float16).astype(np.float64)
+CASES.append(Case(
+    f"softmax/staged_softmax_f16_{rows}x{cols}.mlir",
+    "Softmax over 1024 rows of 32768 f16 made by a matmul (GPUs stage such rows in shared memory), checked through softmax(x) w.",
+    f"""{ID}
+#k = affine_map<(i, j) -> (i, j)>
+#v = affine_map<(j) -> (j)>
+func.func @main() -> tensor<{rows}xf32> {{
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : f16
+  %ea = tensor.empty() : tensor<{rows}x{depth}xf16>
+  %a = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%ea : tensor<{rows}x{depth}xf16>) {{
+  ^bb0(%o: f16):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %r3 = arith.muli %r, %c3 : index
+    %t = arith.addi %r3, %c : index
+    %m = arith.remui %t, %c5 : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %c2 = arith.constant 2.0 : f32
+    %v = arith.subf %mf, %c2 : f32
+    %h = arith.truncf %v : f32 to f16
+    linalg.yield %h : f16
+  }} -> tensor<{rows}x{depth}xf16>
+  %eb = tensor.empty() : tensor<{depth}x{cols}xf16>
+  %b = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%eb : tensor<{depth}x{cols}xf16>) {{
+  ^bb0(%o: f16):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %c7 = arith.constant 7 : index
+    %c13 = arith.constant 13 : index
+    %c9 = arith.constant 9 : index
+    %r7 = arith.muli %r, %c7 : index
+    %c13c = arith.muli %c, %c13 : index
+    %t = arith.addi %r7, %c13c : index
+    %m = arith.remui %t, %c9 : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %c4 = arith.constant 4.0 : f32
+    %q = arith.constant 0.25 : f32
+    %d = arith.subf %mf, %c4 : f32
+    %v = arith.mulf %d, %q : f32
+    %h = arith.truncf %v : f32 to f16
+    linalg.yield %h : f16
+  }} -> tensor<{depth}x{cols}xf16>
+  %ex = tensor.empty() : tensor<{rows}x{cols}xf16>
+  %x0 = linalg.fill ins(%zh : f16) outs(%ex : tensor<{rows}x{cols}xf16>) -> tensor<{rows}x{cols}xf16>
+  %x = linalg.matmul ins(%a, %b : tensor<{rows}x{depth}xf16>, tensor<{depth}x{cols}xf16>) outs(%x0 : tensor<{rows}x{cols}xf16>) -> tensor<{rows}x{cols}xf16>
+  %e1 = tensor.empty() : tensor<{rows}xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %max = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<{rows}x{cols}xf16>) outs(%m0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f16, %acc: f32):
+    %v = arith.extf %in : f16 to f32
+    %0 = arith.maximumf %v, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x, %max : tensor<{rows}x{cols}xf16>, tensor<{rows}xf32>) outs(%s0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f16, %mx: f32, %acc: f32):
+    %v = arith.extf %in : f16 to f32
+    %0 = arith.subf %v, %mx : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %acc : f32
+    linalg.yield %2 : f32
+  }} -> tensor<{rows}xf32>
+  %sm = linalg.generic {{indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %max, %sum : tensor<{rows}x{cols}xf16>, tensor<{rows}xf32>, tensor<{rows}xf32>) outs(%ex : tensor<{rows}x{cols}xf16>) {{
+  ^bb0(%in: f16, %mx: f32, %s: f32, %o: f16):
+    %v = arith.extf %in : f16 to f32
+    %0 = arith.subf %v, %mx : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.divf %1, %s : f32
+    %3 = arith.truncf %2 : f32 to f16
+    linalg.yield %3 : f16
+  }} -> tensor<{rows}x{cols}xf16>
+  %ew = tensor.empty() : tensor<{cols}xf16>
+  %w = linalg.generic {{indexing_maps = [#v], iterator_types = ["parallel"]}} outs(%ew : tensor<{cols}xf16>) {{
+  ^bb0(%o: f16):
+    %c = linalg.index 0 : index
+    %c13 = arith.constant 13 : index
+    %c3 = arith.constant 3 : index
+    %c9 = arith.constant 9 : index
+    %t = arith.muli %c, %c13 : index
+    %t3 = arith.addi %t, %c3 : index
+    %m = arith.remui %t3, %c9 : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %e = arith.constant 0.125 : f32
+    %v = arith.mulf %mf, %e : f32
+    %h = arith.truncf %v : f32 to f16
+    linalg.yield %h : f16
+  }} -> tensor<{cols}xf16>
+  %y0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %y = linalg.matvec ins(%sm, %w : tensor<{rows}x{cols}xf16>, tensor<{cols}xf16>) outs(%y0 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  return %y : tensor<{rows}xf32>
+}}""",
+    [Run("main", [], [T(s16 @ w, "f32")], atol=1e-4, rtol=1e-4)]))

@@ -30,6 +30,16 @@ struct GPUCodegenOptions {
   // shared memory that the driver opts into at load time).
   unsigned maxSharedMemoryBytes = 65536;
   unsigned maxStaticSharedMemoryBytes = 65536;
+  // One SM / CU: its 32-bit registers (all threads together), the threads
+  // resident at most and its shared memory (LDS); row kernels budget
+  // occupancy with them (kiln-gpu-lower-rows).
+  unsigned processorRegisters = 65536;
+  unsigned processorThreads = 2048;
+  unsigned processorSharedMemoryBytes = 65536;
+  // Rows held between the ops of a row kernel in shared memory: "auto"
+  // (when it lets more workgroups share a processor), "always" (tests),
+  // "never".
+  std::string stageRows = "auto";
   // MFMA/WMMA strategies for f16/bf16 contractions on AMD chips.
   bool matrixCores = true;
   // NVIDIA: mma.sync fragments by the layout table (the AMD data path).

@@ -33,6 +33,10 @@ inline constexpr llvm::StringLiteral kWorkgroupSizeAttrName =
     "kiln.workgroup_size";
 inline constexpr llvm::StringLiteral kSharedMemoryBytesAttrName =
     "kiln.shared_memory_bytes";
+// Optional: the workgroups of a kernel that should be resident on one SM /
+// CU at once (the backends budget registers for them).
+inline constexpr llvm::StringLiteral kMinWorkgroupsPerProcessorAttrName =
+    "kiln.min_workgroups_per_processor";
 
 struct HostCodegenPipelineOptions {
   int64_t maxWorkgroups = 256;

@@ -482,7 +482,32 @@ def GPULowerRowsPass
     (`gpu.subgroup_reduce` across lanes, a few shared slots and one barrier
     across subgroups). Otherwise the workgroup is left as it is, for
     kiln-gpu-lower-workgroup-reductions and kiln-gpu-distribute-to-threads.
+
+    Rows staged in shared memory: when the rows held from one op to a
+    later one would leave room for only one workgroup per processor (SM or
+    CU) in registers, and shared memory holds them for at least two, the
+    first op that loads such a row also stores each thread's chunks into a
+    workgroup buffer, and later ops read the thread's own chunks back from
+    it (no barrier: each thread reads only what it wrote). The kernel then
+    carries `kiln.min_workgroups_per_processor`, which the NVVM and ROCDL
+    annotations turn into a register budget (`.minnctapersm`,
+    `amdgpu-waves-per-eu`). `stage-rows=always` stages every held row that
+    fits the workgroup's shared memory (tests); `never` keeps them in
+    registers. The processor's resources come from the chip (0: unknown,
+    never staged under `auto`).
   }];
+  let options = [
+    Option<"stageRows", "stage-rows", "std::string", "\"auto\"",
+           "Held rows in shared memory: auto, always or never">,
+    Option<"processorRegisters", "processor-registers", "int64_t", "0",
+           "32-bit registers of one SM / CU (all its threads together)">,
+    Option<"processorThreads", "processor-threads", "int64_t", "0",
+           "Threads resident on one SM / CU at most">,
+    Option<"processorSharedMemoryBytes", "processor-shared-memory-bytes",
+           "int64_t", "0", "Shared memory (LDS) of one SM / CU">,
+    Option<"maxSharedMemoryBytes", "max-shared-memory-bytes", "int64_t",
+           "0", "Shared memory one workgroup may use">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::affine::AffineDialect",

@@ -36,6 +36,9 @@ namespace mlir::kiln {
 struct SharedTargetOptions {
   // --gpu-opt-level: LLVM optimization level (0-3) of device kernels.
   unsigned gpuOptLevel = 3;
+  // --gpu-stage-rows: row kernels' held rows in shared memory (auto,
+  // always, never; see kiln-gpu-lower-rows).
+  std::string gpuStageRows = "auto";
 };
 
 // The value of one target option: a comma-separated list (each item once,

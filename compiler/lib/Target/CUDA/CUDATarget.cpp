@@ -84,6 +84,7 @@ compileForChip(ExecutableOp executable, const CUDAChipInfo &chip,
       getGPUCodegenOptionsForChip(GPUBackend::NVVM, chip.name);
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.layoutFragments = options.layoutFragments;
+  codegenOptions.stageRows = options.stageRows;
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(
       loc, nvptxBackend, chip.name, "+ptx" + std::to_string(chip.ptxVersion),
       options.optLevel);
@@ -228,6 +229,7 @@ void mlir::kiln::registerCUDATarget(TargetRegistry &registry) {
     options.chips = values.getList("cuda-chip");
     options.layoutFragments = values.getBool("cuda-layout-fragments");
     options.optLevel = shared.gpuOptLevel;
+    options.stageRows = shared.gpuStageRows;
     return createCUDATargetBackend(std::move(options));
   };
   registry.add(std::move(target));

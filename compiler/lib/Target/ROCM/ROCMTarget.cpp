@@ -102,13 +102,15 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
   StringRef name = executable.getSymName();
   DumpWriter dump(options.dumpDir, name, chip.name);
 
-  GPUCodegenOptions codegenOptions;
-  codegenOptions.backend = GPUBackend::ROCDL;
-  codegenOptions.chip = chip.name.str();
+  GPUCodegenOptions codegenOptions =
+      getGPUCodegenOptionsForChip(GPUBackend::ROCDL, chip.name);
   codegenOptions.subgroupSize = chip.wavefrontSize;
   codegenOptions.maxWorkgroupSize = 1024;
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
+  codegenOptions.maxStaticSharedMemoryBytes = chip.maxSharedMemoryBytes;
+  codegenOptions.processorSharedMemoryBytes = chip.maxSharedMemoryBytes;
   codegenOptions.matrixCores = options.matrixCores;
+  codegenOptions.stageRows = options.stageRows;
   // No feature string: the wavefront size is the chip's default (64 on
   // gfx9, 32 on gfx10+), which the codegen pipeline was told about, and
   // xnack/sramecc stay "any" so one object runs in either mode.
@@ -306,6 +308,7 @@ void mlir::kiln::registerROCMTarget(TargetRegistry &registry) {
     options.deviceLibsDir = values.getString("rocm-device-libs");
     options.matrixCores = values.getBool("rocm-matrix-cores");
     options.optLevel = shared.gpuOptLevel;
+    options.stageRows = shared.gpuStageRows;
     return createROCMTargetBackend(std::move(options));
   };
   registry.add(std::move(target));

@@ -57,13 +57,14 @@ func.func @log_denormals(%x: f32) -> f32 {
 }
 
 // On NVIDIA f32 exp is two ex2.approx (Cody-Waite reduction, exact 2^n) where
-// the kernel has any buffer wider than 16 bits; one ex2.approx of the
-// unreduced argument, corrected by its rounding error, where every buffer
-// holds f16 or bf16 (the results are rounded to them).
+// the kernel has any buffer wider than 16 bits; one ex2.approx of x log2(e)
+// where every buffer holds f16 or bf16 (the results are rounded to them),
+// flushing f32 subnormal results only where no buffer holds bf16 (whose
+// exponent range is f32's).
 // NVVM-LABEL: func.func @exp_f32_buffers
 // NVVM:         arith.constant 1.250000e+01 : f32
 // NVVM-COUNT-2: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
-// NVVM-NOT:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// NVVM-NOT:     llvm.call_intrinsic "llvm.nvvm.ex2.approx
 // NVVM:         return
 func.func @exp_f32_buffers(%in: memref<4xf16>, %out: memref<4xf32>) {
   %c0 = arith.constant 0 : index
@@ -76,21 +77,12 @@ func.func @exp_f32_buffers(%in: memref<4xf16>, %out: memref<4xf32>) {
   return
 }
 // NVVM-LABEL: func.func @exp_half_buffers
-// NVVM-DAG:   %[[HIGH:.*]] = arith.constant 8.900000e+01 : f32
-// NVVM-DAG:   %[[LOW:.*]] = arith.constant -1.040000e+02 : f32
-// NVVM-DAG:   %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
-// NVVM-DAG:   %[[LOG2ELOW:.*]] = arith.constant 1.92596303E-8 : f32
-// NVVM-DAG:   %[[LN2:.*]] = arith.constant 0.693147182 : f32
-// NVVM:       %[[X0:.*]] = llvm.intr.minimum(%{{.*}}, %[[HIGH]])
-// NVVM:       %[[X:.*]] = llvm.intr.maximum(%[[X0]], %[[LOW]])
-// NVVM:       %[[HI:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
-// NVVM:       %[[NEG:.*]] = arith.negf %[[HI]] : f32
-// NVVM:       %[[ERR:.*]] = llvm.intr.fma(%[[X]], %[[LOG2E]], %[[NEG]])
-// NVVM:       %[[LO:.*]] = llvm.intr.fma(%[[X]], %[[LOG2ELOW]], %[[ERR]])
-// NVVM:       %[[POWLO:.*]] = llvm.intr.fma(%[[LO]], %[[LN2]], %{{.*}})
-// NVVM:       %[[POWHI:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[HI]])
-// NVVM-NOT:   llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
-// NVVM:       arith.mulf %[[POWHI]], %[[POWLO]] : f32
+// NVVM:       %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// NVVM:       %[[X:.*]] = arith.extf
+// NVVM:       %[[A:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
+// NVVM:       %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%[[A]])
+// NVVM-NOT:   llvm.call_intrinsic "llvm.nvvm.ex2.approx
+// NVVM:       arith.truncf %[[E]] : f32 to bf16
 // NVVM:       return
 func.func @exp_half_buffers(%in: memref<4xf16>, %out: memref<4xbf16>) {
   %c0 = arith.constant 0 : index
@@ -99,5 +91,22 @@ func.func @exp_half_buffers(%in: memref<4xf16>, %out: memref<4xbf16>) {
   %e = math.exp %x : f32
   %t = arith.truncf %e : f32 to bf16
   memref.store %t, %out[%c0] : memref<4xbf16>
+  return
+}
+// NVVM-LABEL: func.func @exp_f16_buffers
+// NVVM:       %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// NVVM:       %[[X:.*]] = arith.extf
+// NVVM:       %[[A:.*]] = arith.mulf %[[X]], %[[LOG2E]] : f32
+// NVVM:       %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[A]])
+// NVVM-NOT:   llvm.call_intrinsic "llvm.nvvm.ex2.approx
+// NVVM:       arith.truncf %[[E]] : f32 to f16
+// NVVM:       return
+func.func @exp_f16_buffers(%in: memref<4xf16>, %out: memref<4xf16>) {
+  %c0 = arith.constant 0 : index
+  %h = memref.load %in[%c0] : memref<4xf16>
+  %x = arith.extf %h : f16 to f32
+  %e = math.exp %x : f32
+  %t = arith.truncf %e : f32 to f16
+  memref.store %t, %out[%c0] : memref<4xf16>
   return
 }

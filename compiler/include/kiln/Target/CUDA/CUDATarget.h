@@ -46,6 +46,8 @@ struct CUDATargetOptions {
   // One PTX per chip, in this order.
   std::vector<std::string> chips = {"sm_90"};
   unsigned optLevel = 3;
+  // Held rows of row kernels in shared memory: auto, always, never.
+  std::string stageRows = "auto";
   // --cuda-layout-fragments: contractions read mma.sync fragments by the
   // layout table from one padded shared stage (the AMD forms' data path)
   // instead of cp.async stages and ldmatrix; for testing, slower.

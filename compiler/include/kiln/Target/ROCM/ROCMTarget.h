@@ -48,6 +48,8 @@ struct ROCMTargetOptions {
   std::vector<std::string> chips = {"gfx942"};
   // LLVM optimization level (0-3) of the IR optimizer and the backend.
   unsigned optLevel = 3;
+  // Held rows of row kernels in shared memory: auto, always, never.
+  std::string stageRows = "auto";
   // When non-empty, each chip's MLIR, LLVM IR, optimized IR, ISA (.s) and
   // HSACO are written under this directory as <executable>.<chip>.<what>.
   std::string dumpDir;
