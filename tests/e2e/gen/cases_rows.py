@@ -71,6 +71,65 @@ func.func @main(%x: {t}) -> {t} {{
 }}"""
 
 
+def layernorm_program(rows, cols):
+    return f"""{ID}
+func.func @main(%x: tensor<{rows}x{cols}xf32>, %g: tensor<{cols}xf32>, %b: tensor<{cols}xf32>) -> tensor<{rows}x{cols}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant {cols}.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : tensor<{rows}xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : tensor<{rows}x{cols}xf32>) outs(%s0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}xf32>
+  %mean = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}}
+      ins(%sum : tensor<{rows}xf32>) outs(%e1 : tensor<{rows}xf32>) {{
+  ^bb0(%s: f32, %o: f32):
+    %0 = arith.divf %s, %n : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}xf32>
+  %e2 = tensor.empty() : tensor<{rows}x{cols}xf32>
+  %xc = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %mean : tensor<{rows}x{cols}xf32>, tensor<{rows}xf32>) outs(%e2 : tensor<{rows}x{cols}xf32>) {{
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %0 = arith.subf %in, %m : f32
+    linalg.yield %0 : f32
+  }} -> tensor<{rows}x{cols}xf32>
+  %v0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
+  %ssq = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
+      ins(%xc : tensor<{rows}x{cols}xf32>) outs(%v0 : tensor<{rows}xf32>) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %acc : f32
+    linalg.yield %1 : f32
+  }} -> tensor<{rows}xf32>
+  %out = linalg.generic {{indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%xc, %ssq, %g, %b : tensor<{rows}x{cols}xf32>, tensor<{rows}xf32>, tensor<{cols}xf32>, tensor<{cols}xf32>) outs(%e2 : tensor<{rows}x{cols}xf32>) {{
+  ^bb0(%c: f32, %q: f32, %gi: f32, %bi: f32, %o: f32):
+    %0 = arith.divf %q, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %c, %2 : f32
+    %4 = arith.mulf %3, %gi : f32
+    %5 = arith.addf %4, %bi : f32
+    linalg.yield %5 : f32
+  }} -> tensor<{rows}x{cols}xf32>
+  return %out : tensor<{rows}x{cols}xf32>
+}}"""
+
+
+def layernorm_case(rows, cols, lo=-3, hi=5):
+    x, g, b = f32(rows, cols, lo=lo, hi=hi), f32(cols), f32(cols)
+    xd = x.astype(np.float64)
+    mean = xd.mean(-1, keepdims=True)
+    var = ((xd - mean) ** 2).mean(-1, keepdims=True)
+    ln = (xd - mean) / np.sqrt(var + 1e-5) * g + b
+    return x, g, b, ln
+
+
 for rows, cols in [(5, 300), (3, 1000), (9, 16), (2, 4096)]:
     x = f32(rows, cols, lo=-6, hi=6)
     CASES.append(Case(
@@ -127,61 +186,11 @@ func.func @main(%x: tensor<4x257xf32>) -> tensor<4x257xf32> {{
 }}""",
     [Run("main", [T(x, "f32")], [T(xd - lse, "f32")], atol=1e-5, rtol=2e-5)]))
 
-x, g, b = f32(6, 200, lo=-3, hi=5), f32(200), f32(200)
-xd = x.astype(np.float64)
-mean = xd.mean(-1, keepdims=True)
-var = ((xd - mean) ** 2).mean(-1, keepdims=True)
-ln = (xd - mean) / np.sqrt(var + 1e-5) * g + b
+x, g, b, ln = layernorm_case(6, 200)
 CASES.append(Case(
     "softmax/layernorm_f32_6x200.mlir",
     "Layernorm over rows of 200 with scale and shift: mean, x - mean, variance, normalize: one dispatch.",
-    f"""{ID}
-func.func @main(%x: tensor<6x200xf32>, %g: tensor<200xf32>, %b: tensor<200xf32>) -> tensor<6x200xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %n = arith.constant 200.0 : f32
-  %eps = arith.constant 1.0e-5 : f32
-  %e1 = tensor.empty() : tensor<6xf32>
-  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6xf32>) -> tensor<6xf32>
-  %sum = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
-      ins(%x : tensor<6x200xf32>) outs(%s0 : tensor<6xf32>) {{
-  ^bb0(%in: f32, %acc: f32):
-    %0 = arith.addf %in, %acc : f32
-    linalg.yield %0 : f32
-  }} -> tensor<6xf32>
-  %mean = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}}
-      ins(%sum : tensor<6xf32>) outs(%e1 : tensor<6xf32>) {{
-  ^bb0(%s: f32, %o: f32):
-    %0 = arith.divf %s, %n : f32
-    linalg.yield %0 : f32
-  }} -> tensor<6xf32>
-  %e2 = tensor.empty() : tensor<6x200xf32>
-  %xc = linalg.generic {{indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}}
-      ins(%x, %mean : tensor<6x200xf32>, tensor<6xf32>) outs(%e2 : tensor<6x200xf32>) {{
-  ^bb0(%in: f32, %m: f32, %o: f32):
-    %0 = arith.subf %in, %m : f32
-    linalg.yield %0 : f32
-  }} -> tensor<6x200xf32>
-  %v0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6xf32>) -> tensor<6xf32>
-  %ssq = linalg.generic {{indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}}
-      ins(%xc : tensor<6x200xf32>) outs(%v0 : tensor<6xf32>) {{
-  ^bb0(%in: f32, %acc: f32):
-    %0 = arith.mulf %in, %in : f32
-    %1 = arith.addf %0, %acc : f32
-    linalg.yield %1 : f32
-  }} -> tensor<6xf32>
-  %out = linalg.generic {{indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}}
-      ins(%xc, %ssq, %g, %b : tensor<6x200xf32>, tensor<6xf32>, tensor<200xf32>, tensor<200xf32>) outs(%e2 : tensor<6x200xf32>) {{
-  ^bb0(%c: f32, %q: f32, %gi: f32, %bi: f32, %o: f32):
-    %0 = arith.divf %q, %n : f32
-    %1 = arith.addf %0, %eps : f32
-    %2 = math.rsqrt %1 : f32
-    %3 = arith.mulf %c, %2 : f32
-    %4 = arith.mulf %3, %gi : f32
-    %5 = arith.addf %4, %bi : f32
-    linalg.yield %5 : f32
-  }} -> tensor<6x200xf32>
-  return %out : tensor<6x200xf32>
-}}""",
+    layernorm_program(6, 200),
     [Run("main", [T(x, "f32"), T(g, "f32"), T(b, "f32")], [T(ln, "f32")], atol=1e-5, rtol=1e-4)]))
 
 x, w = f32(3, 384), f32(384)
@@ -450,3 +459,21 @@ func.func @main() -> tensor<{rows}xf32> {{
   return %y : tensor<{rows}xf32>
 }}""",
     [Run("main", [], [T(s16 @ w, "f32")], atol=1e-4, rtol=1e-4)]))
+
+# Rows of 4096 split evenly into the threads' 128-bit chunks: on GPUs the
+# row and x - mean are held from op to op (in registers; in shared memory
+# with --gpu-stage-rows=always).
+x, g, b, ln = layernorm_case(2, 4096)
+CASES.append(Case(
+    "softmax/layernorm_f32_2x4096.mlir",
+    "Layernorm over rows of 4096 (rows held between the ops on GPUs): one dispatch.",
+    layernorm_program(2, 4096),
+    [Run("main", [T(x, "f32"), T(g, "f32"), T(b, "f32")], [T(ln, "f32")], atol=1e-5, rtol=1e-4)]))
+
+x16 = f32(2, 8192, lo=-8, hi=8).astype(np.float16)
+CASES.append(Case(
+    "softmax/row_softmax_f16_2x8192.mlir",
+    "Softmax over f16 rows of 8192 (rows held between the ops on GPUs), reduced and exponentiated in f32, rounded to f16 once.",
+    softmax_program(2, 8192, "f16"),
+    [Run("main", [T(x16, "f16")], [T(softmax(x16.astype(np.float32)), "f16")],
+         atol=2e-5, rtol=1e-2)]))
