@@ -2,7 +2,7 @@
 """Times Kiln host kernels against numpy on the same shapes.
 
 Compiles a set of f32 programs (square matmuls, an elementwise chain, an
-elementwise exp, a row softmax, a row-sum reduction) with kiln-compile --target=host, times each
+elementwise exp, a row softmax, a row layernorm, a row-sum reduction) with kiln-compile --target=host, times each
 with kiln-benchmark on the `local` device and the same computation with
 numpy, and prints a Markdown table with the ratio numpy time / Kiln time
 (> 1: Kiln is faster).
@@ -145,6 +145,79 @@ func.func @main(%x: {t}) -> {t} {{
     }
 
 
+def layernorm_case():
+    """Layernorm over rows written in linalg (row sum, mean, centered sum of
+    squares, normalize with scale and shift): one dispatch on the host."""
+    n = 1024
+    t = f"tensor<{n}x{n}xf32>"
+    r = f"tensor<{n}xf32>"
+    c = f"tensor<{n}xf32>"
+    row = "affine_map<(i, j) -> (i)>"
+    col = "affine_map<(i, j) -> (j)>"
+    ident = "affine_map<(i, j) -> (i, j)>"
+    source = f"""
+func.func @main(%x: {t}, %g: {c}, %b: {c}) -> {t} {{
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant {n}.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : {r}
+  %s0 = linalg.fill ins(%zero : f32) outs(%e1 : {r}) -> {r}
+  %sum = linalg.generic {{indexing_maps = [{ident}, {row}], iterator_types = ["parallel", "reduction"]}}
+      ins(%x : {t}) outs(%s0 : {r}) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.addf %in, %acc : f32
+    linalg.yield %0 : f32
+  }} -> {r}
+  %e2 = tensor.empty() : {t}
+  %xc = linalg.generic {{indexing_maps = [{ident}, {row}, {ident}], iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %sum : {t}, {r}) outs(%e2 : {t}) {{
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %0 = arith.subf %in, %m : f32
+    linalg.yield %0 : f32
+  }} -> {t}
+  %v0 = linalg.fill ins(%zero : f32) outs(%e1 : {r}) -> {r}
+  %ssq = linalg.generic {{indexing_maps = [{ident}, {row}], iterator_types = ["parallel", "reduction"]}}
+      ins(%xc : {t}) outs(%v0 : {r}) {{
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.mulf %in, %in : f32
+    %1 = arith.addf %0, %acc : f32
+    linalg.yield %1 : f32
+  }} -> {r}
+  %out = linalg.generic {{indexing_maps = [{ident}, {row}, {col}, {col}, {ident}], iterator_types = ["parallel", "parallel"]}}
+      ins(%xc, %ssq, %g, %b : {t}, {r}, {c}, {c}) outs(%e2 : {t}) {{
+  ^bb0(%v: f32, %q: f32, %gi: f32, %bi: f32, %o: f32):
+    %0 = arith.divf %q, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.rsqrt %1 : f32
+    %3 = arith.mulf %v, %2 : f32
+    %4 = arith.mulf %3, %gi : f32
+    %5 = arith.addf %4, %bi : f32
+    linalg.yield %5 : f32
+  }} -> {t}
+  return %out : {t}
+}}
+"""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((n, n), dtype=np.float32)
+    g = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+
+    def reference():
+        mean = x.mean(axis=1, keepdims=True)
+        xc = x - mean
+        var = (xc * xc).mean(axis=1, keepdims=True)
+        return xc / np.sqrt(var + 1e-5) * g + b
+
+    return {
+        "name": "layernorm 1024x1024 (rows)",
+        "source": source,
+        "inputs": [f"{n}x{n}xf32=0.5", f"{n}xf32=1.5", f"{n}xf32=0.25"],
+        "flops": None,
+        "numpy": reference,
+    }
+
+
 def reduction_case():
     rows, cols = 4096, 1024
     source = f"""
@@ -238,7 +311,8 @@ def main():
                      "--build-dir")
 
     cases = [matmul_case(256), matmul_case(512), matmul_case(1024),
-             matmul_case(2048), elementwise_case(), exp_case(), softmax_case(), reduction_case()]
+             matmul_case(2048), elementwise_case(), exp_case(), softmax_case(),
+             layernorm_case(), reduction_case()]
     if args.only:
         wanted = args.only.split(",")
         cases = [c for c in cases if any(w in c["name"] for w in wanted)]
