@@ -163,3 +163,41 @@ func.func @narrow_matmul(%a: memref<32x64xf16>, %b: memref<64x32xf16>, %c: memre
   linalg.matmul ins(%a, %b : memref<32x64xf16>, memref<64x32xf16>) outs(%c : memref<32x32xf32>)
   return
 }
+
+// -----
+
+// A workgroup's 64x64 tile of a 1024^3 f32 matmul: K is blocked by 256, and
+// each block of B (rows 4 KiB apart, which alias in the L1 cache) is first
+// copied, one row at a time, into a 256x64 buffer on the kernel's stack
+// that the register tiles read.
+// CHECK-LABEL: func.func @packed_b
+// CHECK-DAG:   %[[C256:.+]] = arith.constant 256 : index
+// CHECK-DAG:   %[[BUF:.+]] = memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
+// CHECK:       scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %[[C256]]
+// CHECK:         scf.for %[[R:.+]] = %{{.+}} to %[[C256]] step
+// CHECK:           %[[ROW:.+]] = vector.transfer_read %{{.+}} vector<1x64xf32>
+// CHECK:           vector.transfer_write %[[ROW]], %{{.+}} : vector<1x64xf32>, memref<1x64xf32, strided<[64, 1], offset: ?>>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               memref.subview %[[BUF]]
+// CHECK:               vector.contract
+// CHECK: return
+func.func @packed_b(%a: memref<64x1024xf32, strided<[1024, 1], offset: ?>>, %b: memref<1024x64xf32, strided<[1024, 1], offset: ?>>, %c: memref<64x64xf32, strided<[1024, 1], offset: ?>>)
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul", workgroup_count = [1, 1, 1], vector_width = 256, vector_sizes = [4, 16, 1]>} {
+  linalg.matmul ins(%a, %b : memref<64x1024xf32, strided<[1024, 1], offset: ?>>, memref<1024x64xf32, strided<[1024, 1], offset: ?>>) outs(%c : memref<64x64xf32, strided<[1024, 1], offset: ?>>)
+  return
+}
+
+// -----
+
+// Rows 1000 floats apart do not alias: B is read where it is.
+// CHECK-LABEL: func.func @unpacked_b
+// CHECK-NOT:   memref.alloca
+// CHECK:       vector.contract
+// CHECK: return
+func.func @unpacked_b(%a: memref<64x1000xf32, strided<[1000, 1], offset: ?>>, %b: memref<1000x64xf32, strided<[1000, 1], offset: ?>>, %c: memref<64x64xf32, strided<[1000, 1], offset: ?>>)
+    attributes {kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul", workgroup_count = [1, 1, 1], vector_width = 256, vector_sizes = [4, 16, 1]>} {
+  linalg.matmul ins(%a, %b : memref<64x1000xf32, strided<[1000, 1], offset: ?>>, memref<1000x64xf32, strided<[1000, 1], offset: ?>>) outs(%c : memref<64x64xf32, strided<[1000, 1], offset: ?>>)
+  return
+}
