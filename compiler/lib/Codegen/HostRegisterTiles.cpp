@@ -33,9 +33,12 @@ SmallVector<int64_t> kiln::getHostRegisterTile(linalg::LinalgOp op,
   if (succeeded(dims) && !dims->m.empty() && !dims->n.empty()) {
     // Accumulators: rows x (2 registers). x86-64 has 16 SIMD registers
     // (32 with AVX-512); per K step the tile needs rows x 2 accumulators,
-    // 2 registers of B and one broadcast of A, so 4 rows fit below
-    // AVX-512 and 8 rows with it.
-    sizes[dims->m.back()] = vectorBits >= 512 ? 8 : 4;
+    // 2 registers of B and one broadcast of A, so 6 rows fit below
+    // AVX-512 (15 registers; 12 independent FMA chains cover the FMA
+    // latency of two pipes, where 4 rows' 8 did not: 1024^3 f32 on a
+    // znver3 core 20-21 -> 16-17 ms, docs/performance.md) and 8 rows with
+    // it.
+    sizes[dims->m.back()] = vectorBits >= 512 ? 8 : 6;
     sizes[dims->n.back()] = 2 * lanes;
     return sizes;
   }

@@ -3,11 +3,11 @@
 // A big matmul feeding a fused bias+relu: the op producing the result is
 // split into near-square tiles over both parallel loops, up to 256
 // workgroups; the innermost tiled loop runs along x. Inside a workgroup the
-// matmul is computed in 4x8 register tiles of accumulators (two 128-bit
+// matmul is computed in 6x8 register tiles of accumulators (two 128-bit
 // registers per row), one K step at a time.
 // CHECK-LABEL: func.func @matmul_bias_relu
 // CHECK-SAME: kiln.host_strategy = #kiln.host_strategy<kind = matmul, root = "linalg.matmul",
-// CHECK-SAME: tile_sizes = [16, 32], workgroup_count = [16, 16, 1], vector_width = 128, vector_sizes = [4, 8, 1]>
+// CHECK-SAME: tile_sizes = [16, 32], workgroup_count = [16, 16, 1], vector_width = 128, vector_sizes = [6, 8, 1]>
 func.func @matmul_bias_relu(%a: tensor<256x128xf32>, %b: tensor<128x512xf32>, %bias: tensor<512xf32>) -> tensor<256x512xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<256x512xf32>

@@ -4,12 +4,12 @@
 // RUN: kiln-opt %s --split-input-file --kiln-host-select-strategy=vector-width=0 | FileCheck %s --check-prefix=SCALAR
 
 // The register tile of a matmul: rows x (2 registers) of accumulators, K
-// step 1. 4 rows fit in the 16 registers of SSE2/AVX2, 8 in the 32 of
-// AVX-512.
+// step 1. 6 rows fit in the 16 registers of SSE2/AVX2 (12 accumulators, 2
+// of B, a broadcast of A), 8 in the 32 of AVX-512.
 // SSE-LABEL: func.func @matmul
-// SSE-SAME: vector_width = 128, vector_sizes = [4, 8, 1]>
+// SSE-SAME: vector_width = 128, vector_sizes = [6, 8, 1]>
 // AVX2-LABEL: func.func @matmul
-// AVX2-SAME: vector_width = 256, vector_sizes = [4, 16, 1]>
+// AVX2-SAME: vector_width = 256, vector_sizes = [6, 16, 1]>
 // AVX512-LABEL: func.func @matmul
 // AVX512-SAME: vector_width = 512, vector_sizes = [8, 32, 1]>
 // Width 0: no vectorization, nothing recorded.
@@ -28,7 +28,7 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
 
 // Batch dims get 1; lanes follow the widest element type (f64: half as many).
 // SSE-LABEL: func.func @batch_matmul_f64
-// SSE-SAME: vector_sizes = [1, 4, 4, 1]>
+// SSE-SAME: vector_sizes = [1, 6, 4, 1]>
 // AVX512-LABEL: func.func @batch_matmul_f64
 // AVX512-SAME: vector_sizes = [1, 8, 16, 1]>
 func.func @batch_matmul_f64(%a: tensor<4x64x32xf64>, %b: tensor<4x32x64xf64>) -> tensor<4x64x64xf64> {
