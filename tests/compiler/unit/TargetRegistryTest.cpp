@@ -59,7 +59,8 @@ TargetInfo makeToyTarget() {
                        " fast=" + std::to_string(values.getBool("toy-fast")) +
                        " level=" + std::to_string(values.getLevel("toy-level")) +
                        " name=" + values.getString("toy-name") +
-                       " gpu-opt=" + std::to_string(shared.gpuOptLevel);
+                       " gpu-opt=" + std::to_string(shared.gpuOptLevel) +
+                       " stage-rows=" + shared.gpuStageRows;
     return std::make_unique<RecordingBackend>(text);
   };
   return target;
@@ -116,23 +117,27 @@ TEST_F(TargetRegistryTest, DefaultsWhereNoFlagIsGiven) {
   EXPECT_EQ(backendsFor({}), std::vector<std::string>{"other"});
   EXPECT_EQ(backendsFor({"--target=toy"}),
             std::vector<std::string>{
-                "toy:c1 fast=0 level=2 name=n gpu-opt=3"});
+                "toy:c1 fast=0 level=2 name=n gpu-opt=3 stage-rows=auto"});
 }
 
 TEST_F(TargetRegistryTest, ParsesEveryKindOfTargetFlag) {
   EXPECT_EQ(backendsFor({"--target=other,toy", "--toy-cores=c2,c3",
                          "--toy-fast", "--toy-level=0", "--toy-name=x y",
-                         "--gpu-opt-level=1"}),
+                         "--gpu-opt-level=1", "--gpu-stage-rows=always"}),
             (std::vector<std::string>{
-                "other", "toy:c2,c3 fast=1 level=0 name=x y gpu-opt=1"}));
+                "other",
+                "toy:c2,c3 fast=1 level=0 name=x y gpu-opt=1 stage-rows=always"}));
   EXPECT_EQ(backendsFor({"--target=toy", "--toy-fast=false"}),
-            std::vector<std::string>{"toy:c1 fast=0 level=2 name=n gpu-opt=3"});
+            std::vector<std::string>{"toy:c1 fast=0 level=2 name=n gpu-opt=3 stage-rows=auto"});
 }
 
 TEST_F(TargetRegistryTest, ReportsBadFlagsByName) {
   EXPECT_EQ(backendsFor({"--target=toy,vulkan"}),
             std::vector<std::string>{"error: unsupported target 'vulkan'; "
                                      "supported targets: toy, other"});
+  EXPECT_EQ(backendsFor({"--gpu-stage-rows=maybe"}),
+            std::vector<std::string>{"error: --gpu-stage-rows must be auto, "
+                                     "always or never, not 'maybe'"});
   EXPECT_EQ(backendsFor({"--toy-cores=c2"}),
             std::vector<std::string>{"error: --toy-cores needs --target=toy"});
   EXPECT_EQ(backendsFor({"--target=toy", "--toy-cores=c2,x9"}),
