@@ -59,6 +59,23 @@ static bool hasVectorizableElementTypes(linalg::LinalgOp op) {
   });
 }
 
+// A linalg.generic writing `convert` of each element of `source` into
+// `dest` (same shape; identity maps; `convert` null: a plain copy).
+static linalg::GenericOp createElementwiseCopy(
+    OpBuilder &builder, Location loc, Value source, Value dest,
+    function_ref<Value(OpBuilder &, Location, Value)> convert = nullptr) {
+  int64_t rank = cast<ShapedType>(source.getType()).getRank();
+  SmallVector<AffineMap> maps(2, builder.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+      builder, loc, ValueRange{source}, ValueRange{dest}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value value = convert ? convert(nested, nestedLoc, args[0]) : args[0];
+        linalg::YieldOp::create(nested, nestedLoc, value);
+      });
+}
+
 // f32 staging buffers of one workgroup's narrow matmul operands live on the
 // kernel's stack: at most this much of it (kernels run on the local
 // driver's queue and pool threads, which have the default 8 MiB stacks;
@@ -110,15 +127,10 @@ static void stageNarrowOperands(func::FuncOp func) {
       Value wide = memref::AllocaOp::create(
           builder, loc, MemRefType::get(type.getShape(), f32), ValueRange{},
           builder.getI64IntegerAttr(16));
-      SmallVector<AffineMap> maps(
-          2, builder.getMultiDimIdentityMap(type.getRank()));
-      SmallVector<utils::IteratorType> iterators(
-          type.getRank(), utils::IteratorType::parallel);
-      linalg::GenericOp::create(
-          builder, loc, ValueRange{narrow}, ValueRange{wide}, maps, iterators,
-          [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-            Value x = arith::ExtFOp::create(nested, nestedLoc, f32, args[0]);
-            linalg::YieldOp::create(nested, nestedLoc, x);
+      createElementwiseCopy(
+          builder, loc, narrow, wide,
+          [&](OpBuilder &nested, Location nestedLoc, Value x) -> Value {
+            return arith::ExtFOp::create(nested, nestedLoc, f32, x);
           });
       return wide;
     };
@@ -288,13 +300,7 @@ static linalg::GenericOp packMatmulBlock(func::FuncOp func,
   SmallVector<OpFoldResult> ones(2, builder.getIndexAttr(1));
   Value packed = memref::SubViewOp::create(builder, loc, buffer, zeros,
                                            subview.getMixedSizes(), ones);
-  SmallVector<AffineMap> maps(2, builder.getMultiDimIdentityMap(2));
-  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
-  auto copy = linalg::GenericOp::create(
-      builder, loc, ValueRange{b}, ValueRange{packed}, maps, iterators,
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        linalg::YieldOp::create(nested, nestedLoc, args[0]);
-      });
+  linalg::GenericOp copy = createElementwiseCopy(builder, loc, b, packed);
   op->setOperand(1, packed);
   return copy;
 }

@@ -106,6 +106,7 @@ compileForChip(ExecutableOp executable, const ROCMChipInfo &chip,
       getGPUCodegenOptionsForChip(GPUBackend::ROCDL, chip.name);
   codegenOptions.subgroupSize = chip.wavefrontSize;
   codegenOptions.maxWorkgroupSize = 1024;
+  // The chip table's LDS size wins where the chip options' guess differs.
   codegenOptions.maxSharedMemoryBytes = chip.maxSharedMemoryBytes;
   codegenOptions.maxStaticSharedMemoryBytes = chip.maxSharedMemoryBytes;
   codegenOptions.processorSharedMemoryBytes = chip.maxSharedMemoryBytes;
