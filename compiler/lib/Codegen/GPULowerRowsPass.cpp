@@ -55,12 +55,6 @@ namespace {
 // slots and one barrier each), so no barrier separates the ops, and stores
 // to the workgroup's temporaries disappear.
 
-// Upper bound on the 32-bit registers a thread spends on the row values it
-// holds from one op to a later one (one buffer of f32 rows of 4096 over 128
-// threads takes 32), so that enough threads stay in flight to hide memory
-// latency.
-constexpr int64_t kRowRegisterBudget = 64;
-
 enum class RowOpKind { Reduction, Elementwise, Scalar };
 
 // A buffer as the row ops see it: per-row scalars are keyed by their map
@@ -319,7 +313,7 @@ planRowsInRegisters(ArrayRef<linalg::LinalgOp> ops, int64_t workgroupSize,
     registers += llvm::divideCeil(
         plan.chunks * plan.width * std::max<int64_t>(elementBits, 8), 32);
   }
-  if (registers > kRowRegisterBudget)
+  if (registers > kGPURowRegisterBudget)
     return std::nullopt;
   DenseSet<RowKey> loadedRows;
   for (const RowKey &key : plan.heldRows)

@@ -489,6 +489,31 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
           threads *= 2;
           strategy.workgroupSize = threads;
         }
+        // Many long rows under a result that spans them (softmax,
+        // layernorm): kiln-gpu-lower-rows holds a thread's share of a row
+        // from one op to the next only within kGPURowRegisterBudget
+        // registers, and otherwise reads the row from memory once per op.
+        // The grid is full already; widen the workgroup to the width at
+        // which the share of the widest input row fits, where one does
+        // (softmax over 4096 rows of 32768 f16: 128 -> 256 threads, held
+        // and staged in shared memory instead of three passes over memory).
+        bool spansRows = producer != root && rank == rootSizes->size();
+        int64_t rowBits = 0;
+        for (BlockArgument argument : func.getArguments()) {
+          Type type = getElementTypeOrSelf(argument.getType());
+          if (type.isIntOrFloat())
+            rowBits = std::max<int64_t>(rowBits, type.getIntOrFloatBitWidth());
+        }
+        rowBits *= reduced;
+        int64_t fits = threads;
+        while (fits < maxWorkgroupSize &&
+               rowBits > kGPURowRegisterBudget * 32 * fits)
+          fits *= 2;
+        if (spansRows && !subgroupRows && fits <= maxWorkgroupSize &&
+            rowBits <= kGPURowRegisterBudget * 32 * fits) {
+          threads = fits;
+          strategy.workgroupSize = threads;
+        }
         for (unsigned i = 0; i < numParallel; ++i)
           strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
         if (subgroupRows) {

@@ -342,25 +342,27 @@ func.func @main(%c: tensor<32xf32>) -> tensor<32xf32> {{
 }}""",
     [Run("main", [T(c, "f32")], [T(checksum, "f32")], atol=1e-3, rtol=1e-4)]))
 
-# Softmax over 1024 rows of 32768 f16 read from memory: on sm_90 GPUs the
-# rows are staged in shared memory (kiln-gpu-lower-rows), a form only rows
-# this long take. The rows come from a matmul in the program (K = 16 of
-# small integers times quarters: exact in f16 in any order), so no input
-# travels; the softmax is checked through y = softmax(x) w (a named matvec,
-# its own dispatch), 1024 values in [0.11, 0.89] against float64 with the
-# softmax rounded to f16 as the kernel does. Exponentials off by 6e-6
-# relative move y by under 3e-5; a value read from a neighbouring slot or
-# chunk, or another row, moves it by 0.1 to 0.8.
-rows, cols, depth = 1024, 32768, 16
-i, k, j = np.arange(rows), np.arange(depth), np.arange(cols)
-a = ((3 * i[:, None] + k[None, :]) % 5 - 2).astype(np.float64)
-b = (((7 * k[:, None] + 13 * j[None, :]) % 9) - 4) * 0.25
-w = ((13 * j + 3) % 9) * 0.125  # in phase with b's columns: y moves with any misplaced value
-s16 = softmax(a @ b).astype(np.float16).astype(np.float64)
-CASES.append(Case(
-    f"softmax/staged_softmax_f16_{rows}x{cols}.mlir",
-    "Softmax over 1024 rows of 32768 f16 made by a matmul (GPUs stage such rows in shared memory), checked through softmax(x) w.",
-    f"""{ID}
+# Softmax over long rows read from memory, made by a matmul in the program
+# (K = 16 of small integers times quarters: exact in f16 and f32 in any
+# order), so no input travels; the softmax is checked through
+# y = softmax(x) w (a named matvec, its own dispatch), values in
+# [0.11, 0.89] against float64 with the softmax rounded to the row type as
+# the kernel does. Exponentials off by 6e-6 relative move y by under 3e-5;
+# a value read from a neighbouring slot or chunk, or another row, moves it
+# by 0.1 to 0.8.
+# - 1024 rows of 32768 f16: on sm_90 GPUs the rows are staged in shared
+#   memory (kiln-gpu-lower-rows), a form only rows this long take.
+# - 4096 rows of 16384 f32: enough rows to fill a GPU with 128-thread
+#   workgroups, whose share of a row (128 f32) would not be held between
+#   the ops; kiln-gpu-select-strategy widens them to 256 threads (64 f32
+#   held in registers).
+def matmul_softmax_case(rows, cols, ty, title):
+    depth = 16
+    i, k, j = np.arange(rows), np.arange(depth), np.arange(cols)
+    a = ((3 * i[:, None] + k[None, :]) % 5 - 2).astype(np.float64)
+    b = (((7 * k[:, None] + 13 * j[None, :]) % 9) - 4) * 0.25
+    w = ((13 * j + 3) % 9) * 0.125  # in phase with b's columns: y moves with any misplaced value
+    program = f"""{ID}
 #k = affine_map<(i, j) -> (i, j)>
 #v = affine_map<(j) -> (j)>
 func.func @main() -> tensor<{rows}xf32> {{
@@ -457,8 +459,31 @@ func.func @main() -> tensor<{rows}xf32> {{
   %y0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
   %y = linalg.matvec ins(%sm, %w : tensor<{rows}x{cols}xf16>, tensor<{cols}xf16>) outs(%y0 : tensor<{rows}xf32>) -> tensor<{rows}xf32>
   return %y : tensor<{rows}xf32>
-}}""",
-    [Run("main", [], [T(s16 @ w, "f32")], atol=1e-4, rtol=1e-4)]))
+}}"""
+    if ty == "f32":
+        # The same program on f32 rows: no widening or narrowing.
+        for old, new in (("    %h = arith.truncf %v : f32 to f16\n", ""),
+                         ("linalg.yield %h : f16", "linalg.yield %v : f32"),
+                         ("    %v = arith.extf %in : f16 to f32\n", ""),
+                         ("arith.maximumf %v, %acc", "arith.maximumf %in, %acc"),
+                         ("arith.subf %v, %mx", "arith.subf %in, %mx"),
+                         ("    %3 = arith.truncf %2 : f32 to f16\n", ""),
+                         ("linalg.yield %3 : f16", "linalg.yield %2 : f32"),
+                         ("f16", "f32")):
+            program = program.replace(old, new)
+    sm = softmax(a @ b).astype({"f16": np.float16, "f32": np.float32}[ty])
+    CASES.append(Case(
+        f"softmax/{'staged' if ty == 'f16' else 'wide'}_softmax_{ty}_{rows}x{cols}.mlir",
+        title, program,
+        [Run("main", [], [T(sm.astype(np.float64) @ w, "f32")], atol=1e-4, rtol=1e-4)]))
+
+
+matmul_softmax_case(
+    1024, 32768, "f16",
+    "Softmax over 1024 rows of 32768 f16 made by a matmul (GPUs stage such rows in shared memory), checked through softmax(x) w.")
+matmul_softmax_case(
+    4096, 16384, "f32",
+    "Softmax over 4096 rows of 16384 f32 made by a matmul (GPU workgroups widened to hold the rows), checked through softmax(x) w.")
 
 # Rows of 4096 split evenly into the threads' 128-bit chunks: on GPUs the
 # row and x - mean are held from op to op (in registers; in shared memory

@@ -38,6 +38,13 @@ inline constexpr llvm::StringLiteral kSharedMemoryBytesAttrName =
 inline constexpr llvm::StringLiteral kMinWorkgroupsPerProcessorAttrName =
     "kiln.min_workgroups_per_processor";
 
+// Upper bound on the 32-bit registers a thread of a row-fused GPU kernel
+// spends on the row values it holds from one op to a later one
+// (kiln-gpu-lower-rows; one buffer of f32 rows of 4096 over 128 threads takes
+// 32), so that enough threads stay in flight to hide memory latency.
+// kiln-gpu-select-strategy widens workgroups over long rows to fit it.
+inline constexpr int64_t kGPURowRegisterBudget = 64;
+
 struct HostCodegenPipelineOptions {
   int64_t maxWorkgroups = 256;
   int64_t minWorkPerWorkgroup = 4096;

@@ -264,6 +264,205 @@ func.func @few_long_rows(%x: tensor<1024x32768xf32>) -> tensor<1024xf32> {
 
 // -----
 
+// Many long rows under a result that spans them (softmax): 4096 rows fill
+// the GPU with 128-thread workgroups, but a thread's share of a row (256
+// f16, 256 f32) would not fit kGPURowRegisterBudget (64 registers), and
+// kiln-gpu-lower-rows would read the row once per op. The workgroup widens
+// to where the widest input row fits: 256 threads for f16 (128 values, 64
+// registers), 512 for f32; a softmax over 1024 rows of 32768 f16 keeps the
+// 512 threads of "few long rows". A plain row sum holds nothing (128
+// threads), and rows no workgroup can hold (262144 f32 would need 4096
+// threads) stay at 128.
+// WAVE32-LABEL: func.func @many_long_rows_softmax_f16
+// WAVE32-SAME: workgroup_size = 256{{[,>]}}
+// WAVE32-SAME: workgroup_count = 4096{{[,>]}}
+// WAVE32-SAME: reduction = workgroup{{[,>]}}
+// WAVE32-LABEL: func.func @many_long_rows_softmax_f32
+// WAVE32-SAME: workgroup_size = 512{{[,>]}}
+// WAVE32-SAME: reduction = workgroup{{[,>]}}
+// WAVE32-LABEL: func.func @few_long_rows_softmax_f16
+// WAVE32-SAME: workgroup_size = 512{{[,>]}}
+// WAVE32-SAME: workgroup_count = 1024{{[,>]}}
+// WAVE32-LABEL: func.func @many_long_rows_sum
+// WAVE32-SAME: workgroup_size = 128{{[,>]}}
+// WAVE32-SAME: workgroup_count = 4096{{[,>]}}
+// WAVE32-LABEL: func.func @rows_too_long_to_hold
+// WAVE32-SAME: workgroup_size = 128{{[,>]}}
+// WAVE32-SAME: reduction = workgroup{{[,>]}}
+// WAVE64-LABEL: func.func @many_long_rows_softmax_f16
+// WAVE64-SAME: workgroup_size = 256{{[,>]}}
+// WAVE64-LABEL: func.func @many_long_rows_softmax_f32
+// WAVE64-SAME: workgroup_size = 512{{[,>]}}
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @many_long_rows_softmax_f16(%x: tensor<4096x32768xf16>) -> tensor<4096x32768xf16> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<4096x32768xf32>
+  %1 = tensor.empty() : tensor<4096xf32>
+  %2 = linalg.fill ins(%ninf : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %4 = tensor.empty() : tensor<4096x32768xf16>
+    %5 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4096x32768xf16>) outs(%0 : tensor<4096x32768xf32>) {
+    ^bb0(%in: f16, %out: f32):
+      %10 = arith.extf %in : f16 to f32
+      linalg.yield %10 : f32
+    } -> tensor<4096x32768xf32>
+  %6 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%5 : tensor<4096x32768xf32>) outs(%2 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maxnumf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %7 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%5, %6 : tensor<4096x32768xf32>, tensor<4096xf32>) outs(%0 : tensor<4096x32768xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.subf %in, %in_1 : f32
+    %11 = math.exp %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<4096x32768xf32>
+  %8 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%7 : tensor<4096x32768xf32>) outs(%3 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.addf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %9 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%7, %8 : tensor<4096x32768xf32>, tensor<4096xf32>) outs(%4 : tensor<4096x32768xf16>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f16):
+      %10 = arith.divf %in, %in_1 : f32
+      %11 = arith.truncf %10 : f32 to f16
+      linalg.yield %11 : f16
+  } -> tensor<4096x32768xf16>
+  return %9 : tensor<4096x32768xf16>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @many_long_rows_softmax_f32(%x: tensor<4096x32768xf32>) -> tensor<4096x32768xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<4096x32768xf32>
+  %1 = tensor.empty() : tensor<4096xf32>
+  %2 = linalg.fill ins(%ninf : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %4 = tensor.empty() : tensor<4096x32768xf32>
+  %6 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4096x32768xf32>) outs(%2 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maxnumf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %7 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %6 : tensor<4096x32768xf32>, tensor<4096xf32>) outs(%0 : tensor<4096x32768xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.subf %in, %in_1 : f32
+    %11 = math.exp %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<4096x32768xf32>
+  %8 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%7 : tensor<4096x32768xf32>) outs(%3 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.addf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %9 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%7, %8 : tensor<4096x32768xf32>, tensor<4096xf32>) outs(%4 : tensor<4096x32768xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %10 = arith.divf %in, %in_1 : f32
+      linalg.yield %10 : f32
+  } -> tensor<4096x32768xf32>
+  return %9 : tensor<4096x32768xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @few_long_rows_softmax_f16(%x: tensor<1024x32768xf16>) -> tensor<1024x32768xf16> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<1024x32768xf32>
+  %1 = tensor.empty() : tensor<1024xf32>
+  %2 = linalg.fill ins(%ninf : f32) outs(%1 : tensor<1024xf32>) -> tensor<1024xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%1 : tensor<1024xf32>) -> tensor<1024xf32>
+  %4 = tensor.empty() : tensor<1024x32768xf16>
+    %5 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<1024x32768xf16>) outs(%0 : tensor<1024x32768xf32>) {
+    ^bb0(%in: f16, %out: f32):
+      %10 = arith.extf %in : f16 to f32
+      linalg.yield %10 : f32
+    } -> tensor<1024x32768xf32>
+  %6 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%5 : tensor<1024x32768xf32>) outs(%2 : tensor<1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maxnumf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<1024xf32>
+  %7 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%5, %6 : tensor<1024x32768xf32>, tensor<1024xf32>) outs(%0 : tensor<1024x32768xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.subf %in, %in_1 : f32
+    %11 = math.exp %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<1024x32768xf32>
+  %8 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%7 : tensor<1024x32768xf32>) outs(%3 : tensor<1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.addf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<1024xf32>
+  %9 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%7, %8 : tensor<1024x32768xf32>, tensor<1024xf32>) outs(%4 : tensor<1024x32768xf16>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f16):
+      %10 = arith.divf %in, %in_1 : f32
+      %11 = arith.truncf %10 : f32 to f16
+      linalg.yield %11 : f16
+  } -> tensor<1024x32768xf16>
+  return %9 : tensor<1024x32768xf16>
+}
+
+// -----
+
+func.func @many_long_rows_sum(%x: tensor<4096x32768xf32>) -> tensor<4096xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096xf32>) -> tensor<4096xf32>
+  %r = linalg.reduce ins(%x : tensor<4096x32768xf32>) outs(%f : tensor<4096xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<4096xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @rows_too_long_to_hold(%x: tensor<4096x262144xf32>) -> tensor<4096x262144xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<4096x262144xf32>
+  %1 = tensor.empty() : tensor<4096xf32>
+  %2 = linalg.fill ins(%ninf : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%1 : tensor<4096xf32>) -> tensor<4096xf32>
+  %4 = tensor.empty() : tensor<4096x262144xf32>
+  %6 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4096x262144xf32>) outs(%2 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maxnumf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %7 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %6 : tensor<4096x262144xf32>, tensor<4096xf32>) outs(%0 : tensor<4096x262144xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.subf %in, %in_1 : f32
+    %11 = math.exp %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<4096x262144xf32>
+  %8 = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%7 : tensor<4096x262144xf32>) outs(%3 : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.addf %in, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4096xf32>
+  %9 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%7, %8 : tensor<4096x262144xf32>, tensor<4096xf32>) outs(%4 : tensor<4096x262144xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+      %10 = arith.divf %in, %in_1 : f32
+      linalg.yield %10 : f32
+  } -> tensor<4096x262144xf32>
+  return %9 : tensor<4096x262144xf32>
+}
+
+// -----
+
 // An elementwise kernel over three loops that reads linalg.index (a causal
 // mask over batch x rows x columns) stays scalar per thread: vectorizing it
 // never terminates in kiln-gpu-vectorize today (known bug). The same body
