@@ -741,6 +741,7 @@ def workloads(small=False):
         sizes, mlp, rows, elems = (64, 128, 256), (128, 64, 256), (128, 256), 1 << 14
         attention = [(4, 64, 64, 32), (4, 128, 128, 16), (4, 1, 256, 32)]
         long_rows = [(256, 128), (64, 1024)]
+        vocab_rows = (64, 2048)
         whole = 1 << 14
         odd = [(100, 72, 40), (64, 32, 64, 2)]
         convs = [(1, 10, 32, 64)]
@@ -749,6 +750,8 @@ def workloads(small=False):
         attention = [(32, 1024, 1024, 128), (32, 2048, 2048, 64), (32, 1, 4096, 128)]
         # Many short rows and few long ones (issue 13's shapes).
         long_rows = [(32768, 1024), (1024, 32768)]
+        # Logits of 4096 tokens over a 32k vocabulary (many long rows).
+        vocab_rows = (4096, 32768)
         # Few results over many elements (split reductions, issue 13).
         whole = 1 << 24
         odd = [(1000, 1000, 1000), (3456, 1024, 2048), (512, 64, 512, 8)]
@@ -763,6 +766,7 @@ def workloads(small=False):
               rows_workload("rowsum", "row sum", 1, whole)]
     result += [rows_workload("softmax", "softmax", r, c, dt)
                for r, c in long_rows for dt in ("f32", "f16")]
+    result.append(rows_workload("softmax", "softmax", *vocab_rows, "f16"))
     result += [matmul_workload(dt, sizes[0]) for dt in ("f16", "bf16", "f32", "i8")]
     result += [matmul_shape_workload("f16", *shape) for shape in odd]
     result.append(mlp_workload(*mlp))
