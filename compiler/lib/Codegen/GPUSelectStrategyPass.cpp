@@ -482,22 +482,29 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
         strategy.reduction = GPUReduction::Workgroup;
         // Few long rows: wider workgroups, so that the grid still fills a
         // large GPU (as above) and each thread keeps several chunks per
-        // pass.
+        // pass. Under a result that spans the rows (softmax, layernorm),
+        // whose rows kiln-gpu-lower-rows holds from op to op, half as many
+        // threads count as filling: the held rows, not the threads, bound
+        // the workgroups per SM/CU there, and narrower workgroups leave each
+        // thread more registers (softmax over 1024 rows of 32768 f16, rows
+        // staged, three workgroups per SM: 256 threads 41.2 us, 512 threads
+        // 42.7 us on an H200).
+        bool spansRows = producer != root && rank == rootSizes->size();
+        const int64_t fillThreads = int64_t{1} << (spansRows ? 18 : 19);
         while (threads * 2 <= maxWorkgroupSize &&
-               rows * threads < (int64_t{1} << 19) &&
+               rows * threads < fillThreads &&
                reduced >= threads * 2 * kVectorBits / 8) {
           threads *= 2;
           strategy.workgroupSize = threads;
         }
-        // Many long rows under a result that spans them (softmax,
-        // layernorm): kiln-gpu-lower-rows holds a thread's share of a row
-        // from one op to the next only within kGPURowRegisterBudget
-        // registers, and otherwise reads the row from memory once per op.
-        // The grid is full already; widen the workgroup to the width at
-        // which the share of the widest input row fits, where one does
-        // (softmax over 4096 rows of 32768 f16: 128 -> 256 threads, held
-        // and staged in shared memory instead of three passes over memory).
-        bool spansRows = producer != root && rank == rootSizes->size();
+        // Many long rows under a result that spans them: kiln-gpu-lower-rows
+        // holds a thread's share of a row from one op to the next only
+        // within kGPURowRegisterBudget registers, and otherwise reads the
+        // row from memory once per op. The grid is full already; widen the
+        // workgroup to the width at which the share of the widest input row
+        // fits, where one does (softmax over 4096 rows of 32768 f16: 128 ->
+        // 256 threads, held and staged in shared memory instead of three
+        // passes over memory).
         int64_t rowBits = 0;
         for (BlockArgument argument : func.getArguments()) {
           Type type = getElementTypeOrSelf(argument.getType());

@@ -269,8 +269,9 @@ func.func @few_long_rows(%x: tensor<1024x32768xf32>) -> tensor<1024xf32> {
 // f16, 256 f32) would not fit kGPURowRegisterBudget (64 registers), and
 // kiln-gpu-lower-rows would read the row once per op. The workgroup widens
 // to where the widest input row fits: 256 threads for f16 (128 values, 64
-// registers), 512 for f32; a softmax over 1024 rows of 32768 f16 keeps the
-// 512 threads of "few long rows". A plain row sum holds nothing (128
+// registers), 512 for f32. Few such rows fill the GPU at half the threads
+// of a plain reduction: 1024 rows of 32768 f16 take 256 threads where the
+// row sum of "few long rows" takes 512. A plain row sum holds nothing (128
 // threads), and rows no workgroup can hold (262144 f32 would need 4096
 // threads) stay at 128.
 // WAVE32-LABEL: func.func @many_long_rows_softmax_f16
@@ -281,7 +282,7 @@ func.func @few_long_rows(%x: tensor<1024x32768xf32>) -> tensor<1024xf32> {
 // WAVE32-SAME: workgroup_size = 512{{[,>]}}
 // WAVE32-SAME: reduction = workgroup{{[,>]}}
 // WAVE32-LABEL: func.func @few_long_rows_softmax_f16
-// WAVE32-SAME: workgroup_size = 512{{[,>]}}
+// WAVE32-SAME: workgroup_size = 256{{[,>]}}
 // WAVE32-SAME: workgroup_count = 1024{{[,>]}}
 // WAVE32-LABEL: func.func @many_long_rows_sum
 // WAVE32-SAME: workgroup_size = 128{{[,>]}}

@@ -1,8 +1,9 @@
 // REQUIRES: kiln-dump
-// Softmax over 1024 rows of 32768 f16 on an H100/H200 (sm_90a): the row is
-// staged in 64 KiB of dynamic shared memory (stored once by the max, read
-// back by the sum and the output), ptxas is told to fit three workgroups
-// per SM, and exp is one ex2.approx.ftz of x log2(e) (f16 buffers only).
+// Softmax over 1024 rows of 32768 f16 on an H100/H200 (sm_90a), 256 threads
+// a row: the row is staged in 64 KiB of dynamic shared memory (stored once
+// by the max, read back by the sum and the output), ptxas is told to fit
+// three workgroups per SM, and exp is one ex2.approx.ftz of x log2(e) (f16
+// buffers only).
 // --gpu-stage-rows=never keeps the row in registers (no shared row, no
 // budget); gfx942 (64 KiB of LDS) keeps it there too.
 // RUN: rm -rf %t && mkdir -p %t
@@ -16,27 +17,27 @@
 // RUN: not kiln-compile %s --target=cuda --gpu-stage-rows=sometimes -o %t/x.vmfb 2>&1 | FileCheck %s --check-prefix=BAD
 
 // AUTO:     .extern .shared .align 16 .b8 __dynamic_shmem__0[];
-// AUTO:     .reqntid 512, 1, 1
+// AUTO:     .reqntid 256, 1, 1
 // AUTO-NEXT: .minnctapersm 3
-// AUTO-COUNT-8: st.shared.v4.b32
+// AUTO-COUNT-16: st.shared.v4.b32
 // AUTO-NOT: st.shared.v4.b32
-// (after each reduction's barrier: 4 loads of its 16 slots, 8 of the row)
+// (after each reduction's barrier: 2 loads of its 8 slots, 16 of the row)
 // AUTO:     bar.sync
-// AUTO-COUNT-12: ld.shared.v4.b32
-// AUTO-COUNT-64: ex2.approx.ftz.f32
+// AUTO-COUNT-18: ld.shared.v4.b32
+// AUTO-COUNT-128: ex2.approx.ftz.f32
 // AUTO:     bar.sync
-// AUTO-COUNT-12: ld.shared.v4.b32
-// AUTO-COUNT-64: ex2.approx.ftz.f32
-// AUTO-COUNT-8: st.global.v4.b32
+// AUTO-COUNT-18: ld.shared.v4.b32
+// AUTO-COUNT-128: ex2.approx.ftz.f32
+// AUTO-COUNT-16: st.global.v4.b32
 // AUTO-NOT: ld.global
 
-// RESOURCES: main_dispatch_0 {{.*}} 512x1x1 {{.*}} 65664 
+// RESOURCES: main_dispatch_0 {{.*}} 256x1x1 {{.*}} 65600 
 
-// NEVER:     .reqntid 512, 1, 1
+// NEVER:     .reqntid 256, 1, 1
 // NEVER-NOT: .minnctapersm
 // NEVER-NOT: st.shared.v4
 // NEVER-NOT: dynamic_shmem
-// NEVER-COUNT-8: ld.global.v4.b32
+// NEVER-COUNT-16: ld.global.v4.b32
 // NEVER-NOT: ld.global
 
 // CDNA-NOT: min_workgroups_per_processor
