@@ -242,6 +242,25 @@ def copy_bandwidth_tbs(gib=1, iterations=10):
     return 2 * (gib << 30) / (statistics.median(ms) * 1e-3) / 1e12
 
 
+def same_size_copy_ms(nbytes, budget_s, max_iterations):
+    """Device time of a device-to-device copy that moves |nbytes| (half
+    read, half written) replayed from a CUDA graph, by CUDA events around
+    the replay: a memory-bound row's floor measured the way Kiln's device
+    span is (events around a graph launch), launch included. None for
+    fewer than 32 bytes."""
+    half = (nbytes // 2) // 16 * 16
+    if half <= 0:
+        return None
+    x = torch.empty(half, dtype=torch.uint8, device="cuda")
+    y = torch.empty_like(x)
+    try:
+        return time_torch_graph(lambda: y.copy_(x), [], budget_s,
+                                max_iterations)["device_ms"]
+    finally:
+        del x, y
+        torch.cuda.empty_cache()
+
+
 def device_clock_rate(seconds=0.1, samples=5):
     """How fast the GPU's event timer runs against the host's clock: the
     event time between two events recorded on an idle stream, seconds

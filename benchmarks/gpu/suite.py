@@ -483,11 +483,17 @@ def run_peers(peers, torch, w, inputs, mode, budget, jax_state, row):
     attempt("torch.compile", RESERVE_S["torch.compile"], compiled)
     attempt("torch graph", RESERVE_S["peer"], graph)
     attempt("jax", RESERVE_S["peer"], jax_peer)
+    if w["bound"] == "memory" and budget.left() >= RESERVE_S["peer"]:
+        try:
+            row["copy_ms"] = peers.same_size_copy_ms(w["bytes"], budget_s,
+                                                     max_iterations)
+        except Exception as e:  # the row stands without its copy reference
+            row["copy_error"] = f"{type(e).__name__}: {e}"[:300]
     del args
     return ref
 
 
-def summarize(row, w, peaks):
+def summarize(row, w, peaks, copy_tbs=None):
     """Ratios and achieved rates of a finished row."""
     kiln = row.get("kiln") or {}
     peers = row["peers"]
@@ -504,6 +510,15 @@ def summarize(row, w, peaks):
                             "achieved": value and {"value": value[0], "unit": value[1]}}
     peak = row_peak(w, peaks)
     row["peak"] = peak and {"value": peak[0], "unit": peak[1]}
+    # Memory-bound rows against the copy: the 1 GiB copy's rate, and a copy
+    # of the row's own bytes timed like Kiln's span (launch included).
+    if w["bound"] == "memory" and kiln.get("device_ms"):
+        of_copy = {}
+        if copy_tbs and row["kiln_achieved"]:
+            of_copy["rate"] = row["kiln_achieved"]["value"] / copy_tbs
+        if row.get("copy_ms"):
+            of_copy["same_size"] = row["copy_ms"] / kiln["device_ms"]
+        row["of_copy"] = of_copy
     if peak and row["kiln_achieved"]:
         row["kiln_achieved"]["fraction_of_peak"] = row["kiln_achieved"]["value"] / peak[0]
     ratios = {}
@@ -545,6 +560,15 @@ def ratio_text(ratio):
     return f"{call} / {device}"
 
 
+def copy_text(row):
+    of_copy = row.get("of_copy")
+    if not of_copy:
+        return "-"
+    pct = lambda key: (f"{100 * of_copy[key]:.0f}%" if of_copy.get(key) is not None
+                       else "-")
+    return f"{pct('rate')} / {pct('same_size')}"
+
+
 def peer_ms(row, name):
     p = row["peers"].get(name)
     if not p:
@@ -574,12 +598,17 @@ def markdown(results):
              "host minus device time of each timed call (which pays about 2.5 us "
              "for its own timing), median / max over the calls; "
              "peers: host time of a synchronous call. Rates use device times "
-             "(JAX: its call time). Ratios are peer time / Kiln time "
-             "(> 1: Kiln faster), call / device.", ""]
+             "(JAX: its call time). Of copy (memory-bound rows): Kiln's rate "
+             "over the 1 GiB copy's, then a same-size copy's device time "
+             "(a CUDA graph of one copy moving the row's bytes, events around "
+             "its replay, launch included like Kiln's span) over Kiln's. "
+             "Ratios are peer time / Kiln time (> 1: Kiln faster), call / "
+             "device.", ""]
     header = ["workload", "Kiln call ms", "Kiln device ms",
               "Kiln call-device us (plain / timed med / max)",
               "torch eager ms", "torch.compile ms", "torch graph ms", "JAX ms",
-              "Kiln rate (of peak)", "best peer rate", "peak",
+              "Kiln rate (of peak)", "of copy (1 GiB rate / same size)",
+              "best peer rate", "peak",
               "vs eager (call/dev)", "vs compile (call/dev)", "rel err", "ok"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + " --- |" * len(header))
@@ -597,7 +626,7 @@ def markdown(results):
                  overhead_text(kiln),
                  peer_ms(row, "torch eager"), peer_ms(row, "torch.compile"),
                  peer_ms(row, "torch graph"), peer_ms(row, "jax"),
-                 rate_text(row.get("kiln_achieved")), best_text,
+                 rate_text(row.get("kiln_achieved")), copy_text(row), best_text,
                  f"{fmt(peak['value'], 3)} {peak['unit']}" if peak else "-",
                  ratio_text(row.get("ratios", {}).get("torch eager")),
                  ratio_text(row.get("ratios", {}).get("torch.compile")),
@@ -706,7 +735,7 @@ def cmd_run(args):
             else:
                 run_row(pack, peers, torch, w, row, index, args, mode, state, budget,
                         jax_state, work)
-            summarize(row, w, header["peaks"])
+            summarize(row, w, header["peaks"], header.get("copy_tbs"))
             header["total_s"] = time.perf_counter() - budget.start
             write_results(results, out_dir)
             kiln = row.get("kiln") or {}
