@@ -248,7 +248,7 @@ def same_size_copy_ms(nbytes, budget_s, max_iterations):
     the replay: a memory-bound row's floor measured the way Kiln's device
     span is (events around a graph launch), launch included. None for
     fewer than 32 bytes."""
-    half = (nbytes // 2) // 16 * 16
+    half = int(nbytes) // 2 // 16 * 16
     if half <= 0:
         return None
     x = torch.empty(half, dtype=torch.uint8, device="cuda")

@@ -632,7 +632,7 @@ def markdown(results):
                  ratio_text(row.get("ratios", {}).get("torch.compile")),
                  fmt(check.get("rel_err"), 2), ok]
         lines.append("| " + " | ".join(cells) + " |")
-        for key in ("error", "skipped"):
+        for key in ("error", "skipped", "copy_error"):
             if row.get(key):
                 notes.append(f"- {row['label']}: {row[key]}")
         if kiln.get("error"):
