@@ -210,10 +210,12 @@ static bool selectContraction(Operation *root, Operation *producer,
     // (docs/performance.md), f16 4096^3 / 8192^3 in TFLOP/s: 128x256 with 4
     // stages 619 / 578, with 3 stages 492 / 514, 128x128 with 4 stages
     // 493 / 471 (mma.sync's best: 420 / 405). mma.sync 64x64 where shared
-    // memory is too small for the warpgroup stages.
+    // memory is too small for the warpgroup stages. 128x64 (m64n64k16) for
+    // N of 64 (below: tilings that mask most of their work give way).
     static const ContractionTiling kWarpgroup[] = {{128, 256, 64, 2, 1, 4, 128},
                                                    {128, 128, 64, 2, 1, 4, 128},
                                                    {64, 128, 64, 1, 1, 4, 128},
+                                                   {128, 64, 64, 2, 1, 4, 128},
                                                    {64, 64, 32, 2, 2, 3}};
     tilings = kWarpgroup;
     intrinsic = a.isF16() ? MatrixIntrinsic::MMA_SYNC_F32_16x8x16_F16
@@ -252,23 +254,41 @@ static bool selectContraction(Operation *root, Operation *producer,
   int64_t chunk = 128 / a.getIntOrFloatBitWidth();
   bool edges = intrinsic && usesLdMatrix(*intrinsic) && !layout &&
                k % chunk == 0 && n % chunk == 0;
-  for (const ContractionTiling &tiling : tilings) {
-    // A warpgroup tiling's instruction: m64 x (its N per warpgroup) x 16.
-    std::optional<MatrixIntrinsic> tilingIntrinsic = intrinsic;
-    if (tiling.subgroupLanes)
-      tilingIntrinsic =
-          getWarpgroupIntrinsic(a, tiling.tileN / tiling.subgroupsN);
+  auto usable = [&](const ContractionTiling &tiling) {
     bool divides =
         m % tiling.tileM == 0 && n % tiling.tileN == 0 && k % tiling.tileK == 0;
     if ((!divides && !edges) ||
         contractionSharedBytes(tiling, a.getIntOrFloatBitWidth() / 8,
                                lanes == 0) > maxSharedBytes)
-      continue;
+      return false;
     int64_t count = batches * llvm::divideCeil(m, tiling.tileM) *
                     llvm::divideCeil(n, tiling.tileN);
-    if (tiling.tileM == 128 && count < kLargeTileWorkgroups &&
-        ((m % 64 == 0 && n % 64 == 0) || edges))
+    return !(tiling.tileM == 128 && count < kLargeTileWorkgroups &&
+             ((m % 64 == 0 && n % 64 == 0) || edges));
+  };
+  // The work of a tiling over the product's (masked rows and columns of
+  // partial tiles included), relative to M x N. A tiling that pads more than
+  // a quarter gives way to a later usable one that pads less: N = 64 takes
+  // 128x64 warpgroup tiles instead of 128x256 with three quarters of every
+  // instruction masked (a 3x3x64 -> 64 convolution as a matmul of N 64).
+  auto padding = [&](const ContractionTiling &tiling) {
+    return double(llvm::divideCeil(m, tiling.tileM) * tiling.tileM) *
+           double(llvm::divideCeil(n, tiling.tileN) * tiling.tileN) /
+           (double(m) * double(n));
+  };
+  double leastPadding = 0;
+  for (const ContractionTiling &tiling : tilings)
+    if (usable(tiling) && (!leastPadding || padding(tiling) < leastPadding))
+      leastPadding = padding(tiling);
+  for (const ContractionTiling &tiling : tilings) {
+    if (!usable(tiling) ||
+        padding(tiling) > std::max(1.25, leastPadding * 1.0001))
       continue;
+    // A warpgroup tiling's instruction: m64 x (its N per warpgroup) x 16.
+    std::optional<MatrixIntrinsic> tilingIntrinsic = intrinsic;
+    if (tiling.subgroupLanes)
+      tilingIntrinsic =
+          getWarpgroupIntrinsic(a, tiling.tileN / tiling.subgroupsN);
     strategy.kind = KernelKind::Contraction;
     strategy.intrinsic = tilingIntrinsic;
     strategy.layoutFragments = layout;
@@ -298,7 +318,8 @@ static bool selectContraction(Operation *root, Operation *producer,
       strategy.workgroupTile[batchLoops] = tiling.tileM;
       strategy.workgroupTile[batchLoops + 1] = tiling.tileN;
     }
-    strategy.workgroupCount = count;
+    strategy.workgroupCount = batches * llvm::divideCeil(m, tiling.tileM) *
+                              llvm::divideCeil(n, tiling.tileN);
     return true;
   }
   return false;

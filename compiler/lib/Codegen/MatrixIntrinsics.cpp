@@ -70,6 +70,8 @@ const MatrixIntrinsicInfo kIntrinsics[] = {
     {MI::WGMMA_F32_64x128x16_BF16,    64, 128, 16, 128, 0, 0, 64, 1},
     {MI::WGMMA_F32_64x256x16_F16,     64, 256, 16, 128, 0, 0, 128, 1},
     {MI::WGMMA_F32_64x256x16_BF16,    64, 256, 16, 128, 0, 0, 128, 1},
+    {MI::WGMMA_F32_64x64x16_F16,      64, 64,  16, 128, 0, 0, 32, 1},
+    {MI::WGMMA_F32_64x64x16_BF16,     64, 64,  16, 128, 0, 0, 32, 1},
 };
 // clang-format on
 
@@ -102,6 +104,8 @@ Family getFamily(MatrixIntrinsic kind) {
   case MI::WGMMA_F32_64x128x16_BF16:
   case MI::WGMMA_F32_64x256x16_F16:
   case MI::WGMMA_F32_64x256x16_BF16:
+  case MI::WGMMA_F32_64x64x16_F16:
+  case MI::WGMMA_F32_64x64x16_BF16:
     return Family::Wgmma;
   }
   llvm_unreachable("unknown matrix intrinsic");
@@ -135,6 +139,7 @@ bool hasBF16Inputs(MatrixIntrinsic kind) {
   case MI::WMMA_GFX12_F32_16x16x16_BF16:
   case MI::WGMMA_F32_64x128x16_BF16:
   case MI::WGMMA_F32_64x256x16_BF16:
+  case MI::WGMMA_F32_64x64x16_BF16:
     return true;
   default:
     return false;
@@ -311,6 +316,8 @@ bool hasWarpgroupMatrixInstructions(StringRef chip) { return chip == "sm_90a"; }
 std::optional<MatrixIntrinsic> getWarpgroupIntrinsic(Type inputType,
                                                      int64_t n) {
   bool f16 = inputType.isF16(), bf16 = inputType.isBF16();
+  if (n == 64 && (f16 || bf16))
+    return f16 ? MI::WGMMA_F32_64x64x16_F16 : MI::WGMMA_F32_64x64x16_BF16;
   if (n == 128 && (f16 || bf16))
     return f16 ? MI::WGMMA_F32_64x128x16_F16 : MI::WGMMA_F32_64x128x16_BF16;
   if (n == 256 && (f16 || bf16))

@@ -76,3 +76,47 @@ func.func @large_i8(%a: tensor<2048x2048xi8>, %b: tensor<2048x2048xi8>) -> tenso
   %r = linalg.matmul ins(%a, %b : tensor<2048x2048xi8>, tensor<2048x2048xi8>) outs(%f : tensor<2048x2048xi32>) -> tensor<2048x2048xi32>
   return %r : tensor<2048x2048xi32>
 }
+
+// -----
+
+// N = 64 (a 3x3x64 -> 64 convolution as a matmul, K = 576): 128x256 and
+// 128x128 tiles would mask three quarters and half of every instruction;
+// 128x64 tiles of two m64n64k16 warpgroups mask none. N = 96: every tiling
+// pads N to 128, so the first of them (128x128) stays.
+// CHECK-LABEL: func.func @narrow_n_f16
+// CHECK-SAME: workgroup_tile = [128, 64, 0], workgroup_count = 784, intrinsic = wgmma_f32_64x64x16_f16, subgroup_grid = [2, 1], k_tile = 64, pipeline_depth = 4>
+// CHECK-LABEL: func.func @narrow_n_bf16
+// CHECK-SAME: intrinsic = wgmma_f32_64x64x16_bf16
+// CHECK-LABEL: func.func @n96_f16
+// CHECK-SAME: workgroup_tile = [128, 128, 0]
+// CHECK-SAME: intrinsic = wgmma_f32_64x128x16_f16
+// SM90-LABEL: func.func @narrow_n_f16
+// SM90-SAME: workgroup_tile = [64, 64, 0]
+// SM90-SAME: intrinsic = mma_sync_f32_16x8x16_f16
+func.func @narrow_n_f16(%a: tensor<100352x576xf16>, %b: tensor<576x64xf16>) -> tensor<100352x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100352x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100352x64xf32>) -> tensor<100352x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100352x576xf16>, tensor<576x64xf16>) outs(%f : tensor<100352x64xf32>) -> tensor<100352x64xf32>
+  return %r : tensor<100352x64xf32>
+}
+
+// -----
+
+func.func @narrow_n_bf16(%a: tensor<100352x576xbf16>, %b: tensor<576x64xbf16>) -> tensor<100352x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100352x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100352x64xf32>) -> tensor<100352x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100352x576xbf16>, tensor<576x64xbf16>) outs(%f : tensor<100352x64xf32>) -> tensor<100352x64xf32>
+  return %r : tensor<100352x64xf32>
+}
+
+// -----
+
+func.func @n96_f16(%a: tensor<16384x512xf16>, %b: tensor<512x96xf16>) -> tensor<16384x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16384x96xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16384x96xf32>) -> tensor<16384x96xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<16384x512xf16>, tensor<512x96xf16>) outs(%f : tensor<16384x96xf32>) -> tensor<16384x96xf32>
+  return %r : tensor<16384x96xf32>
+}

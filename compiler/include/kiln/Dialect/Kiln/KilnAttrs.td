@@ -209,7 +209,7 @@ def Kiln_MatrixIntrinsic : I32EnumAttr<"MatrixIntrinsic",
     I32EnumAttrCase<"WMMA_GFX12_I32_16x16x16_I8", 15,
                     "wmma_gfx12_i32_16x16x16_i8">,
     // NVIDIA sm_90a (a warpgroup of 4 warps):
-    // wgmma.mma_async.sync.aligned.m64n{128,256}k16.f32.{f16,bf16}, A and B
+    // wgmma.mma_async.sync.aligned.m64n{64,128,256}k16.f32.{f16,bf16}, A and B
     // read by the instruction from 128-byte-swizzled shared memory through
     // matrix descriptors; only the accumulators live in registers.
     I32EnumAttrCase<"WGMMA_F32_64x128x16_F16", 16, "wgmma_f32_64x128x16_f16">,
@@ -217,7 +217,10 @@ def Kiln_MatrixIntrinsic : I32EnumAttr<"MatrixIntrinsic",
                     "wgmma_f32_64x128x16_bf16">,
     I32EnumAttrCase<"WGMMA_F32_64x256x16_F16", 18, "wgmma_f32_64x256x16_f16">,
     I32EnumAttrCase<"WGMMA_F32_64x256x16_BF16", 19,
-                    "wgmma_f32_64x256x16_bf16">]> {
+                    "wgmma_f32_64x256x16_bf16">,
+    I32EnumAttrCase<"WGMMA_F32_64x64x16_F16", 20, "wgmma_f32_64x64x16_f16">,
+    I32EnumAttrCase<"WGMMA_F32_64x64x16_BF16", 21,
+                    "wgmma_f32_64x64x16_bf16">]> {
   let cppNamespace = "::mlir::kiln";
   let genSpecializedAttr = 0;
 }
