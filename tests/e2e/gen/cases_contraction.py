@@ -8,7 +8,7 @@ product and sum is exact in f32 and each layout mistake shows."""
 
 import numpy as np
 
-from e2elib import Case, Run, T, bf16
+from e2elib import Case, Run, T, bf16, modular_matrix
 
 rng = np.random.default_rng(12)
 CASES = []
@@ -160,10 +160,9 @@ func.func @main(%a: tensor<{M}x{K}xi8>, %b: tensor<{N}x{K}xi8>, %bias: tensor<{N
 # (i mod 3) - 1 (a row stored in the wrong row moves them): every value is a
 # multiple of 1/4 below 2^22, exact in f32 in any order.
 rows_n64, k_n64, n_n64 = 12300, 576, 64
-i, kk, j = np.arange(rows_n64), np.arange(k_n64), np.arange(n_n64)
-a_n64 = ((3 * i[:, None] + kk[None, :]) % 3 - 1).astype(np.float64)
-b_n64 = (((7 * kk[:, None] + 13 * j[None, :]) % 9) - 4) * 0.25
-weights_n64 = (i % 3 - 1).astype(np.float64)
+gen_a, a_n64 = modular_matrix("a", rows_n64, k_n64, "f16", 3, 1, 3, 1)
+gen_b, b_n64 = modular_matrix("b", k_n64, n_n64, "f16", 7, 13, 9, 4, 0.25)
+weights_n64 = (np.arange(rows_n64) % 3 - 1).astype(np.float64)
 CASES.append(Case(
     "matmul/contraction_n64_f16_12300x576.mlir",
     "f16 12300x576 * 576x64 -> f32 made in the program (128x64 warpgroup tiles on sm_90a, a masked last row tile), checked by weighted column sums.",
@@ -172,44 +171,7 @@ CASES.append(Case(
 #w = affine_map<(i, j) -> (i)>
 func.func @main() -> tensor<{n_n64}xf32> {{
   %zero = arith.constant 0.0 : f32
-  %ea = tensor.empty() : tensor<{rows_n64}x{k_n64}xf16>
-  %a = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%ea : tensor<{rows_n64}x{k_n64}xf16>) {{
-  ^bb0(%o: f16):
-    %r = linalg.index 0 : index
-    %c = linalg.index 1 : index
-    %c3 = arith.constant 3 : index
-    %r3 = arith.muli %r, %c3 : index
-    %t = arith.addi %r3, %c : index
-    %m = arith.remui %t, %c3 : index
-    %mi = arith.index_cast %m : index to i32
-    %mf = arith.sitofp %mi : i32 to f32
-    %one = arith.constant 1.0 : f32
-    %v = arith.subf %mf, %one : f32
-    %h = arith.truncf %v : f32 to f16
-    linalg.yield %h : f16
-  }} -> tensor<{rows_n64}x{k_n64}xf16>
-  %eb = tensor.empty() : tensor<{k_n64}x{n_n64}xf16>
-  %b = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%eb : tensor<{k_n64}x{n_n64}xf16>) {{
-  ^bb0(%o: f16):
-    %r = linalg.index 0 : index
-    %c = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c13 = arith.constant 13 : index
-    %c9 = arith.constant 9 : index
-    %r7 = arith.muli %r, %c7 : index
-    %c13c = arith.muli %c, %c13 : index
-    %t = arith.addi %r7, %c13c : index
-    %m = arith.remui %t, %c9 : index
-    %mi = arith.index_cast %m : index to i32
-    %mf = arith.sitofp %mi : i32 to f32
-    %c4 = arith.constant 4.0 : f32
-    %q = arith.constant 0.25 : f32
-    %d = arith.subf %mf, %c4 : f32
-    %v = arith.mulf %d, %q : f32
-    %h = arith.truncf %v : f32 to f16
-    linalg.yield %h : f16
-  }} -> tensor<{k_n64}x{n_n64}xf16>
-  %e = tensor.empty() : tensor<{rows_n64}x{n_n64}xf32>
+{gen_a}{gen_b}  %e = tensor.empty() : tensor<{rows_n64}x{n_n64}xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{rows_n64}x{n_n64}xf32>) -> tensor<{rows_n64}x{n_n64}xf32>
   %p = linalg.matmul ins(%a, %b : tensor<{rows_n64}x{k_n64}xf16>, tensor<{k_n64}x{n_n64}xf16>) outs(%f : tensor<{rows_n64}x{n_n64}xf32>) -> tensor<{rows_n64}x{n_n64}xf32>
   %es = tensor.empty() : tensor<{n_n64}xf32>

@@ -5,7 +5,7 @@ result (not fused; still correct)."""
 
 import numpy as np
 
-from e2elib import Case, Run, T
+from e2elib import Case, Run, T, modular_matrix
 
 rng = np.random.default_rng(13)
 CASES = []
@@ -358,9 +358,9 @@ func.func @main(%c: tensor<32xf32>) -> tensor<32xf32> {{
 #   held in registers).
 def matmul_softmax_case(rows, cols, ty, title):
     depth = 16
-    i, k, j = np.arange(rows), np.arange(depth), np.arange(cols)
-    a = ((3 * i[:, None] + k[None, :]) % 5 - 2).astype(np.float64)
-    b = (((7 * k[:, None] + 13 * j[None, :]) % 9) - 4) * 0.25
+    j = np.arange(cols)
+    gen_a, a = modular_matrix("a", rows, depth, "f16", 3, 1, 5, 2)
+    gen_b, b = modular_matrix("b", depth, cols, "f16", 7, 13, 9, 4, 0.25)
     w = ((13 * j + 3) % 9) * 0.125  # in phase with b's columns: y moves with any misplaced value
     program = f"""{ID}
 #k = affine_map<(i, j) -> (i, j)>
@@ -369,44 +369,7 @@ func.func @main() -> tensor<{rows}xf32> {{
   %ninf = arith.constant 0xFF800000 : f32
   %zero = arith.constant 0.0 : f32
   %zh = arith.constant 0.0 : f16
-  %ea = tensor.empty() : tensor<{rows}x{depth}xf16>
-  %a = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%ea : tensor<{rows}x{depth}xf16>) {{
-  ^bb0(%o: f16):
-    %r = linalg.index 0 : index
-    %c = linalg.index 1 : index
-    %c3 = arith.constant 3 : index
-    %c5 = arith.constant 5 : index
-    %r3 = arith.muli %r, %c3 : index
-    %t = arith.addi %r3, %c : index
-    %m = arith.remui %t, %c5 : index
-    %mi = arith.index_cast %m : index to i32
-    %mf = arith.sitofp %mi : i32 to f32
-    %c2 = arith.constant 2.0 : f32
-    %v = arith.subf %mf, %c2 : f32
-    %h = arith.truncf %v : f32 to f16
-    linalg.yield %h : f16
-  }} -> tensor<{rows}x{depth}xf16>
-  %eb = tensor.empty() : tensor<{depth}x{cols}xf16>
-  %b = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%eb : tensor<{depth}x{cols}xf16>) {{
-  ^bb0(%o: f16):
-    %r = linalg.index 0 : index
-    %c = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c13 = arith.constant 13 : index
-    %c9 = arith.constant 9 : index
-    %r7 = arith.muli %r, %c7 : index
-    %c13c = arith.muli %c, %c13 : index
-    %t = arith.addi %r7, %c13c : index
-    %m = arith.remui %t, %c9 : index
-    %mi = arith.index_cast %m : index to i32
-    %mf = arith.sitofp %mi : i32 to f32
-    %c4 = arith.constant 4.0 : f32
-    %q = arith.constant 0.25 : f32
-    %d = arith.subf %mf, %c4 : f32
-    %v = arith.mulf %d, %q : f32
-    %h = arith.truncf %v : f32 to f16
-    linalg.yield %h : f16
-  }} -> tensor<{depth}x{cols}xf16>
+{gen_a}{gen_b}
   %ex = tensor.empty() : tensor<{rows}x{cols}xf16>
   %x0 = linalg.fill ins(%zh : f16) outs(%ex : tensor<{rows}x{cols}xf16>) -> tensor<{rows}x{cols}xf16>
   %x = linalg.matmul ins(%a, %b : tensor<{rows}x{depth}xf16>, tensor<{depth}x{cols}xf16>) outs(%x0 : tensor<{rows}x{cols}xf16>) -> tensor<{rows}x{cols}xf16>

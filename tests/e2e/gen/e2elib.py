@@ -205,3 +205,44 @@ def elementwise_func(name, shape, in_tys, out_ty, body, indent="    "):
   }} -> {tout}
   return %r : {tout}
 }}"""
+
+
+def modular_matrix(name, rows, cols, ty, row_mul, col_mul, mod, offset,
+                   scale=None):
+    """A rows x cols matrix of type `ty` made in the program (so that no input
+    travels): element (r, c) is ((row_mul r + col_mul c) mod `mod` - `offset`),
+    times `scale` if given, small integers or multiples of a power of two that
+    every float type holds exactly. Returns the MLIR lines defining %`name`
+    (they use the map `#k` = (i, j) -> (i, j), which the program defines) and
+    the numpy float64 value."""
+    r, c = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    value = ((row_mul * r + col_mul * c) % mod - offset).astype(np.float64)
+    if scale is not None:
+        value = value * scale
+    shape = f"tensor<{rows}x{cols}x{ty}>"
+    value_lines = ("%v = arith.subf %mf, %off : f32" if scale is None else
+                   f"""%d = arith.subf %mf, %off : f32
+    %q = arith.constant {scale} : f32
+    %v = arith.mulf %d, %q : f32""")
+    narrow = ("linalg.yield %v : f32" if ty == "f32" else
+              f"%h = arith.truncf %v : f32 to {ty}\n    linalg.yield %h : {ty}")
+    mlir = f"""  %e{name} = tensor.empty() : {shape}
+  %{name} = linalg.generic {{indexing_maps = [#k], iterator_types = ["parallel", "parallel"]}} outs(%e{name} : {shape}) {{
+  ^bb0(%o: {ty}):
+    %r = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %rm = arith.constant {row_mul} : index
+    %cm = arith.constant {col_mul} : index
+    %md = arith.constant {mod} : index
+    %r1 = arith.muli %r, %rm : index
+    %c1 = arith.muli %c, %cm : index
+    %t = arith.addi %r1, %c1 : index
+    %m = arith.remui %t, %md : index
+    %mi = arith.index_cast %m : index to i32
+    %mf = arith.sitofp %mi : i32 to f32
+    %off = arith.constant {float(offset)} : f32
+    {value_lines}
+    {narrow}
+  }} -> {shape}
+"""
+    return mlir, value

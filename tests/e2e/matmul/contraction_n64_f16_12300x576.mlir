@@ -17,14 +17,17 @@ func.func @main() -> tensor<64xf32> {
   ^bb0(%o: f16):
     %r = linalg.index 0 : index
     %c = linalg.index 1 : index
-    %c3 = arith.constant 3 : index
-    %r3 = arith.muli %r, %c3 : index
-    %t = arith.addi %r3, %c : index
-    %m = arith.remui %t, %c3 : index
+    %rm = arith.constant 3 : index
+    %cm = arith.constant 1 : index
+    %md = arith.constant 3 : index
+    %r1 = arith.muli %r, %rm : index
+    %c1 = arith.muli %c, %cm : index
+    %t = arith.addi %r1, %c1 : index
+    %m = arith.remui %t, %md : index
     %mi = arith.index_cast %m : index to i32
     %mf = arith.sitofp %mi : i32 to f32
-    %one = arith.constant 1.0 : f32
-    %v = arith.subf %mf, %one : f32
+    %off = arith.constant 1.0 : f32
+    %v = arith.subf %mf, %off : f32
     %h = arith.truncf %v : f32 to f16
     linalg.yield %h : f16
   } -> tensor<12300x576xf16>
@@ -33,18 +36,18 @@ func.func @main() -> tensor<64xf32> {
   ^bb0(%o: f16):
     %r = linalg.index 0 : index
     %c = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c13 = arith.constant 13 : index
-    %c9 = arith.constant 9 : index
-    %r7 = arith.muli %r, %c7 : index
-    %c13c = arith.muli %c, %c13 : index
-    %t = arith.addi %r7, %c13c : index
-    %m = arith.remui %t, %c9 : index
+    %rm = arith.constant 7 : index
+    %cm = arith.constant 13 : index
+    %md = arith.constant 9 : index
+    %r1 = arith.muli %r, %rm : index
+    %c1 = arith.muli %c, %cm : index
+    %t = arith.addi %r1, %c1 : index
+    %m = arith.remui %t, %md : index
     %mi = arith.index_cast %m : index to i32
     %mf = arith.sitofp %mi : i32 to f32
-    %c4 = arith.constant 4.0 : f32
+    %off = arith.constant 4.0 : f32
+    %d = arith.subf %mf, %off : f32
     %q = arith.constant 0.25 : f32
-    %d = arith.subf %mf, %c4 : f32
     %v = arith.mulf %d, %q : f32
     %h = arith.truncf %v : f32 to f16
     linalg.yield %h : f16

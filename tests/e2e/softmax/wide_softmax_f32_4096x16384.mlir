@@ -21,15 +21,17 @@ func.func @main() -> tensor<4096xf32> {
   ^bb0(%o: f32):
     %r = linalg.index 0 : index
     %c = linalg.index 1 : index
-    %c3 = arith.constant 3 : index
-    %c5 = arith.constant 5 : index
-    %r3 = arith.muli %r, %c3 : index
-    %t = arith.addi %r3, %c : index
-    %m = arith.remui %t, %c5 : index
+    %rm = arith.constant 3 : index
+    %cm = arith.constant 1 : index
+    %md = arith.constant 5 : index
+    %r1 = arith.muli %r, %rm : index
+    %c1 = arith.muli %c, %cm : index
+    %t = arith.addi %r1, %c1 : index
+    %m = arith.remui %t, %md : index
     %mi = arith.index_cast %m : index to i32
     %mf = arith.sitofp %mi : i32 to f32
-    %c2 = arith.constant 2.0 : f32
-    %v = arith.subf %mf, %c2 : f32
+    %off = arith.constant 2.0 : f32
+    %v = arith.subf %mf, %off : f32
     linalg.yield %v : f32
   } -> tensor<4096x16xf32>
   %eb = tensor.empty() : tensor<16x16384xf32>
@@ -37,21 +39,22 @@ func.func @main() -> tensor<4096xf32> {
   ^bb0(%o: f32):
     %r = linalg.index 0 : index
     %c = linalg.index 1 : index
-    %c7 = arith.constant 7 : index
-    %c13 = arith.constant 13 : index
-    %c9 = arith.constant 9 : index
-    %r7 = arith.muli %r, %c7 : index
-    %c13c = arith.muli %c, %c13 : index
-    %t = arith.addi %r7, %c13c : index
-    %m = arith.remui %t, %c9 : index
+    %rm = arith.constant 7 : index
+    %cm = arith.constant 13 : index
+    %md = arith.constant 9 : index
+    %r1 = arith.muli %r, %rm : index
+    %c1 = arith.muli %c, %cm : index
+    %t = arith.addi %r1, %c1 : index
+    %m = arith.remui %t, %md : index
     %mi = arith.index_cast %m : index to i32
     %mf = arith.sitofp %mi : i32 to f32
-    %c4 = arith.constant 4.0 : f32
+    %off = arith.constant 4.0 : f32
+    %d = arith.subf %mf, %off : f32
     %q = arith.constant 0.25 : f32
-    %d = arith.subf %mf, %c4 : f32
     %v = arith.mulf %d, %q : f32
     linalg.yield %v : f32
   } -> tensor<16x16384xf32>
+
   %ex = tensor.empty() : tensor<4096x16384xf32>
   %x0 = linalg.fill ins(%zh : f32) outs(%ex : tensor<4096x16384xf32>) -> tensor<4096x16384xf32>
   %x = linalg.matmul ins(%a, %b : tensor<4096x16xf32>, tensor<16x16384xf32>) outs(%x0 : tensor<4096x16384xf32>) -> tensor<4096x16384xf32>
