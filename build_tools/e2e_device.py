@@ -342,16 +342,22 @@ def run(args):
                 if pool:
                     pool.release(taken)
             return
-        if args.logical_ranks is not None:
-            # Every rank a logical device of one GPU, in this process.
-            devices = ["--device=%s://%d?logical=1" % (driver, args.logical_ranks)
-                       ] * ranks
+        if args.logical_ranks is not None or args.logical_gpus:
+            # Every rank a logical device, in this process: of one GPU, or
+            # spread over GPUs 0..N-1 (rank r on GPU r mod N; the windows'
+            # peer tables then cross GPUs through peer access).
+            if args.logical_gpus:
+                gpus = [r % args.logical_gpus for r in range(ranks)]
+                where = "%s://0..%d" % (driver, args.logical_gpus - 1)
+            else:
+                gpus = [args.logical_ranks] * ranks
+                where = "%s://%d" % (driver, args.logical_ranks)
+            devices = ["--device=%s://%d?logical=1" % (driver, g) for g in gpus]
             begin = time.time()
             ok, detail = run_one([args.kiln_run, module] + devices + rest,
                                  args.timeout)
-            report(entry["test"], " [%d logical ranks of %s://%d]"
-                   % (ranks, driver, args.logical_ranks), ok, detail,
-                   time.time() - begin)
+            report(entry["test"], " [%d logical ranks of %s]" % (ranks, where),
+                   ok, detail, time.time() - begin)
             return
         taken = pool.acquire(ranks) if pool else list(range(ranks))
         try:
@@ -381,7 +387,7 @@ def run(args):
     for entry in manifest:
         ranks = entry.get("ranks", 1)
         if (args.devices and ranks > args.devices and
-                args.logical_ranks is None):
+                args.logical_ranks is None and not args.logical_gpus):
             not_run.append("%s (%d ranks)" % (entry["test"], ranks))
             continue
         spmd += ranks > 1
@@ -436,6 +442,10 @@ def main():
                         "GPU N (D://N?logical=1) in one process: compiled "
                         "collectives on one GPU (pack with "
                         "--compile-flag=--collective-kernel-max-bytes=N)")
+    r.add_argument("--logical-gpus", type=int, metavar="N",
+                   help="as --logical-ranks, with rank r a logical device of "
+                        "GPU r mod N: compiled collectives across N GPUs of "
+                        "one process (peer access)")
     r.add_argument("--hang-stacks", metavar="DIR",
                    help="when a run times out, write its host stacks and "
                         "the GPU's resident kernels (cuda-gdb, else gdb) to "
