@@ -9,6 +9,8 @@
 
 #include "kiln/Codegen/Passes.h"
 
+#include <limits>
+
 #include "CodegenUtils.h"
 #include "MatrixIntrinsics.h"
 #include "kiln/DispatchCreation/Attention.h"
@@ -254,6 +256,10 @@ static bool selectContraction(Operation *root, Operation *producer,
   int64_t chunk = 128 / a.getIntOrFloatBitWidth();
   bool edges = intrinsic && usesLdMatrix(*intrinsic) && !layout &&
                k % chunk == 0 && n % chunk == 0;
+  auto workgroups = [&](const ContractionTiling &tiling) {
+    return batches * llvm::divideCeil(m, tiling.tileM) *
+           llvm::divideCeil(n, tiling.tileN);
+  };
   auto usable = [&](const ContractionTiling &tiling) {
     bool divides =
         m % tiling.tileM == 0 && n % tiling.tileN == 0 && k % tiling.tileK == 0;
@@ -261,9 +267,7 @@ static bool selectContraction(Operation *root, Operation *producer,
         contractionSharedBytes(tiling, a.getIntOrFloatBitWidth() / 8,
                                lanes == 0) > maxSharedBytes)
       return false;
-    int64_t count = batches * llvm::divideCeil(m, tiling.tileM) *
-                    llvm::divideCeil(n, tiling.tileN);
-    return !(tiling.tileM == 128 && count < kLargeTileWorkgroups &&
+    return !(tiling.tileM == 128 && workgroups(tiling) < kLargeTileWorkgroups &&
              ((m % 64 == 0 && n % 64 == 0) || edges));
   };
   // The work of a tiling over the product's (masked rows and columns of
@@ -276,13 +280,12 @@ static bool selectContraction(Operation *root, Operation *producer,
            double(llvm::divideCeil(n, tiling.tileN) * tiling.tileN) /
            (double(m) * double(n));
   };
-  double leastPadding = 0;
+  double leastPadding = std::numeric_limits<double>::infinity();
   for (const ContractionTiling &tiling : tilings)
-    if (usable(tiling) && (!leastPadding || padding(tiling) < leastPadding))
-      leastPadding = padding(tiling);
+    if (usable(tiling))
+      leastPadding = std::min(leastPadding, padding(tiling));
   for (const ContractionTiling &tiling : tilings) {
-    if (!usable(tiling) ||
-        padding(tiling) > std::max(1.25, leastPadding * 1.0001))
+    if (!usable(tiling) || padding(tiling) > std::max(1.25, leastPadding))
       continue;
     // A warpgroup tiling's instruction: m64 x (its N per warpgroup) x 16.
     std::optional<MatrixIntrinsic> tilingIntrinsic = intrinsic;
@@ -318,8 +321,7 @@ static bool selectContraction(Operation *root, Operation *producer,
       strategy.workgroupTile[batchLoops] = tiling.tileM;
       strategy.workgroupTile[batchLoops + 1] = tiling.tileN;
     }
-    strategy.workgroupCount = batches * llvm::divideCeil(m, tiling.tileM) *
-                              llvm::divideCeil(n, tiling.tileN);
+    strategy.workgroupCount = workgroups(tiling);
     return true;
   }
   return false;
@@ -526,21 +528,23 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
         // fits, where one does (softmax over 4096 rows of 32768 f16: 128 ->
         // 256 threads, held and staged in shared memory instead of three
         // passes over memory).
-        int64_t rowBits = 0;
-        for (BlockArgument argument : func.getArguments()) {
-          Type type = getElementTypeOrSelf(argument.getType());
-          if (type.isIntOrFloat())
-            rowBits = std::max<int64_t>(rowBits, type.getIntOrFloatBitWidth());
-        }
-        rowBits *= reduced;
-        int64_t fits = threads;
-        while (fits < maxWorkgroupSize &&
-               rowBits > kGPURowRegisterBudget * 32 * fits)
-          fits *= 2;
-        if (spansRows && !subgroupRows && fits <= maxWorkgroupSize &&
-            rowBits <= kGPURowRegisterBudget * 32 * fits) {
-          threads = fits;
-          strategy.workgroupSize = threads;
+        if (spansRows && !subgroupRows) {
+          int64_t rowBits = 0;
+          for (BlockArgument argument : func.getArguments()) {
+            Type type = getElementTypeOrSelf(argument.getType());
+            if (type.isIntOrFloat())
+              rowBits =
+                  std::max<int64_t>(rowBits, type.getIntOrFloatBitWidth());
+          }
+          rowBits *= reduced;
+          const int64_t bitsPerThread = kGPURowRegisterBudget * 32;
+          int64_t fits = threads;
+          while (fits < maxWorkgroupSize && rowBits > bitsPerThread * fits)
+            fits *= 2;
+          if (rowBits <= bitsPerThread * fits) {
+            threads = fits;
+            strategy.workgroupSize = threads;
+          }
         }
         for (unsigned i = 0; i < numParallel; ++i)
           strategy.workgroupTile[i] = (*sizes)[i] > 1 ? 1 : 0;
@@ -565,8 +569,7 @@ static GPUStrategy selectStrategy(func::FuncOp func, int64_t subgroupSize,
             reduced % (span * (kVectorBits / bits)) == 0)
           strategy.reductionVector = kVectorBits / bits;
         int64_t outBits = elementBits(producer);
-        if (producer != root && rank == rootSizes->size() && outBits >= 8 &&
-            outBits <= 32 &&
+        if (spansRows && outBits >= 8 && outBits <= 32 &&
             sizes->back() % (threads * (kVectorBits / outBits)) == 0)
           strategy.threadTile = kVectorBits / outBits;
       }
