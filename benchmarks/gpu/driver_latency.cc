@@ -98,9 +98,30 @@ double usSince(Clock::time_point start) {
       .count();
 }
 
-void poll(const Cuda& cu, Handle event) {
+// What a poll does meanwhile, every |everyUs| if nonzero: launch |kernel|
+// on |stream|, or record |event| there.
+struct Warming {
+  int everyUs = 0;
+  Handle kernel = nullptr;
+  Handle event = nullptr;
+  Handle stream = nullptr;
+};
+
+// Polls |event| until it is done, warming as |warming| says meanwhile.
+void poll(const Cuda& cu, Handle event, const Warming& warming = {}) {
   CUresult result;
-  while ((result = cu.eventQuery(event)) == kNotReady) sched_yield();
+  auto last = Clock::now();
+  while ((result = cu.eventQuery(event)) == kNotReady) {
+    if (warming.everyUs && usSince(last) >= warming.everyUs) {
+      check(warming.event
+                ? cu.eventRecord(warming.event, warming.stream)
+                : cu.launchKernel(warming.kernel, 1, 1, 1, 1, 1, 1, 0,
+                                  warming.stream, nullptr, nullptr),
+            "warming");
+      last = Clock::now();
+    }
+    sched_yield();
+  }
   check(result, "cuEventQuery");
 }
 
@@ -112,7 +133,9 @@ double median(std::vector<double> values) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rounds = 30, spinners = 0;
+  int rounds = 30, spinners = 0, warmEveryUs = 0;
+  bool warmWithEvents = false;
+  unsigned spinBlocks = 1, spinThreads = 1;
   bool graph = false;
   std::vector<double> durationsMs;
   for (int i = 1; i < argc; ++i) {
@@ -121,6 +144,15 @@ int main(int argc, char** argv) {
       rounds = std::atoi(arg.c_str() + 9);
     } else if (arg.rfind("--spinners=", 0) == 0) {
       spinners = std::atoi(arg.c_str() + 11);
+    } else if (arg.rfind("--warm-every-us=", 0) == 0) {
+      warmEveryUs = std::atoi(arg.c_str() + 16);
+    } else if (arg.rfind("--spin-grid=", 0) == 0) {
+      if (std::sscanf(arg.c_str() + 12, "%ux%u", &spinBlocks, &spinThreads) !=
+              2 ||
+          !spinBlocks || !spinThreads)
+        rounds = 0;
+    } else if (arg == "--warm-with-events") {
+      warmWithEvents = true;
     } else if (arg == "--graph") {
       graph = true;
     } else if (!arg.empty() && (std::isdigit((unsigned char)arg[0]) || arg[0] == '.')) {
@@ -131,14 +163,20 @@ int main(int argc, char** argv) {
     }
   }
   if (durationsMs.empty()) durationsMs = {0.0, 0.05, 0.5, 2.0, 10.0, 25.0};
-  if (rounds < 1 || spinners < 0) {
+  if (rounds < 1 || spinners < 0 || warmEveryUs < 0) {
     std::fprintf(stderr,
                  "usage: driver_latency [--rounds=N] [--graph] "
-                 "[--spinners=K] [D_MS ...]\n"
+                 "[--spinners=K] [--warm-every-us=N [--warm-with-events]] "
+                 "[--spin-grid=BxT] [D_MS ...]\n"
                  "  --graph: the timed call launches a CUDA graph of the "
                  "empty kernel\n"
                  "  --spinners=K: K more threads call sched_yield in a loop "
-                 "throughout (as a runtime's idle queue threads may)\n");
+                 "throughout (as a runtime's idle queue threads may)\n"
+                 "  --warm-every-us=N: while polling for the long kernel, "
+                 "launch the empty kernel on a second stream every N us\n"
+                 "  --warm-with-events: record an event there instead\n"
+                 "  --spin-grid=BxT: the long kernel's blocks and threads per "
+                 "block (1x1; 1056x256 fills an H200's 132 SMs)\n");
     return 2;
   }
 
@@ -174,9 +212,17 @@ int main(int argc, char** argv) {
   check(cu.moduleLoadData(&module, kPtx), "cuModuleLoadData");
   check(cu.moduleGetFunction(&spin, module, "spin"), "cuModuleGetFunction");
   check(cu.moduleGetFunction(&empty, module, "empty"), "cuModuleGetFunction");
-  Handle stream = nullptr, longDone = nullptr, shortDone = nullptr;
+  Handle stream = nullptr, warmStream = nullptr, longDone = nullptr,
+         shortDone = nullptr;
   check(cu.streamCreate(&stream, 1 /*CU_STREAM_NON_BLOCKING*/),
         "cuStreamCreate");
+  check(cu.streamCreate(&warmStream, 1), "cuStreamCreate");
+  Warming warming;
+  warming.everyUs = warmEveryUs;
+  warming.kernel = empty;
+  warming.stream = warmStream;
+  if (warmWithEvents)
+    check(cu.eventCreate(&warming.event, 2), "cuEventCreate");
   check(cu.eventCreate(&longDone, 2 /*CU_EVENT_DISABLE_TIMING*/),
         "cuEventCreate");
   check(cu.eventCreate(&shortDone, 2), "cuEventCreate");
@@ -199,8 +245,11 @@ int main(int argc, char** argv) {
       while (!stop.load(std::memory_order_relaxed)) sched_yield();
     });
 
-  std::printf("timed call: %s; %d spinning threads; %d rounds\n",
-              graph ? "cuGraphLaunch" : "cuLaunchKernel", spinners, rounds);
+  std::printf(
+      "timed call: %s; %d spinning threads; %d rounds; warming every %d us "
+      "(%s)\n",
+      graph ? "cuGraphLaunch" : "cuLaunchKernel", spinners, rounds,
+      warmEveryUs, warmWithEvents ? "event records" : "kernel launches");
   std::printf("%-9s %-6s %12s %12s %12s\n", "D (ms)", "wait", "call (us)",
               "launch (us)", "record (us)");
   for (int sleeping = 0; sleeping < 2; ++sleeping) {
@@ -210,8 +259,8 @@ int main(int argc, char** argv) {
       std::vector<double> call, launch, record;
       for (int round = -3; round < rounds; ++round) {  // 3 untimed rounds
         auto start = Clock::now();
-        check(cu.launchKernel(spin, 1, 1, 1, 1, 1, 1, 0, stream, spinArgs,
-                              nullptr),
+        check(cu.launchKernel(spin, spinBlocks, 1, 1, spinThreads, 1, 1, 0,
+                              stream, spinArgs, nullptr),
               "cuLaunchKernel(spin)");
         check(cu.eventRecord(longDone, stream), "cuEventRecord");
         if (sleeping && ms > 0.3) {
@@ -220,7 +269,7 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(
                 std::chrono::microseconds((long long)left));
         }
-        poll(cu, longDone);
+        poll(cu, longDone, warming);
 
         auto t0 = Clock::now();
         check(graph ? cu.graphLaunch(exec, stream)
