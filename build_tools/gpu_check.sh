@@ -7,6 +7,7 @@
 #
 # DIR is made on the build machine by `build_tools/gpu_check.sh --pack
 # BUILD_DIR [DIR]`: bin/ (kiln_hal_cts, hip_stress_test, hip_platform_test,
+# hip_collective_test, hip_ipc_test,
 # kiln-run), lib/ (libkiln_hal_hip.so, libkiln_runtime.so*,
 # libkiln_cts_kernels.so) and data/ (PTX kernels, the hip test module).
 # Checks, each under `timeout` so a hang costs seconds:
@@ -15,7 +16,9 @@
 #   2. the hip stress tests (threads, out-of-order signals, injected failure);
 #   3. the platform tests (missing libraries named; no crash) and the hip
 #      device tests (URI options, executable target check; on 2+ GPUs peer
-#      access and NCCL/RCCL channels, their errors and aborts);
+#      access and NCCL/RCCL channels, their errors and aborts), and the IPC
+#      test (two processes on GPU 0 share device memory and a pinned
+#      segment, as windows over NCCL/RCCL do);
 #   3'. on machines with 2+ GPUs: the CTS collective tests on `hip` over
 #      NCCL/RCCL (NCCL_NVLS_ENABLE=0), which must run, not skip; skipped
 #      with the reason on one GPU;
@@ -35,7 +38,7 @@ if [ "${1:-}" = "--pack" ]; then
   build=${2:?usage: gpu_check.sh --pack BUILD_DIR [DIR]}
   out=${3:-$root/carry/hip}
   rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/data"
-  cp "$build"/bin/{kiln_hal_cts,hip_stress_test,hip_platform_test,hip_collective_test,kiln-run} "$out/bin/"
+  cp "$build"/bin/{kiln_hal_cts,hip_stress_test,hip_platform_test,hip_collective_test,hip_ipc_test,kiln-run} "$out/bin/"
   cp -P "$build"/lib/libkiln_hal_hip.so "$build"/lib/libkiln_runtime.so* \
         "$build"/lib/libkiln_cts_kernels.so "$out/lib/"
   cp "$build"/tests/cts/cts_kernels_sm80.ptx \
@@ -104,6 +107,7 @@ want cts && run_gtest cts_replay 60 env KILN_CTS_DEVICES=hip KILN_HIP_GRAPHS=0 \
 want stress && run_gtest stress 90 "$dir/bin/hip_stress_test"
 want platform && run_gtest platform 30 "$dir/bin/hip_platform_test"
 want device && run_gtest device 180 "$dir/bin/hip_collective_test"
+want device && run_gtest ipc 60 "$dir/bin/hip_ipc_test"
 
 # Collectives need two GPUs.
 gpus=0

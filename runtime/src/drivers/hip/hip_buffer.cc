@@ -162,6 +162,29 @@ kiln_status_t importBufferFn(kiln_hal_allocator_t* base,
   return nullptr;
 }
 
+} // namespace
+
+kiln_status_t wrapDeviceMemory(std::shared_ptr<const DeviceContext> context,
+                               void *pointer, kiln_device_size_t size,
+                               kiln_hal_buffer_t **outBuffer) {
+  auto *buffer = new (std::nothrow) HipBuffer();
+  if (!buffer)
+    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
+                      "out of memory creating a buffer");
+  kiln_hal_buffer_initialize(
+      &kBufferVTable, size, KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE,
+      &buffer->base);
+  buffer->context = std::move(context);
+  buffer->kind = MemoryKind::External; // no release: the caller frees it
+  buffer->storage.store(static_cast<uint8_t *>(pointer),
+                        std::memory_order_release);
+  *outBuffer = &buffer->base;
+  return nullptr;
+}
+
+namespace {
+
 const kiln_hal_allocator_vtable_t kAllocatorVTable = {
     destroyAllocator, allocateBufferFn, importBufferFn};
 
@@ -237,7 +260,7 @@ drivers::BlockCache::Backend cacheBackend(std::shared_ptr<Platform> platform,
   return backend;
 }
 
-}  // namespace
+} // namespace
 
 void initializeAllocator(std::shared_ptr<const DeviceContext> context,
                          HipAllocator* allocator) {

@@ -60,6 +60,13 @@ kiln_status_t createBuffer(std::shared_ptr<const DeviceContext> context,
                            kiln_device_size_t size, bool allocateNow,
                            kiln_hal_buffer_t** outBuffer);
 
+// A device-local buffer over |size| bytes of device memory at |pointer|
+// that the caller owns and frees after the buffer is gone (a symmetric
+// window's memory, hip_comm_window.cc).
+kiln_status_t wrapDeviceMemory(std::shared_ptr<const DeviceContext> context,
+                               void *pointer, kiln_device_size_t size,
+                               kiln_hal_buffer_t **outBuffer);
+
 // Allocates the storage of a queue_alloca'd buffer, stream-ordered on
 // |stream| where the buffer uses the memory pool. Device bound by the caller.
 kiln_status_t allocateStorage(HipBuffer* buffer, hipStream_t stream);

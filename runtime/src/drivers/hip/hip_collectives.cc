@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "drivers/common/collective_names.h"
+#include "drivers/hip/hip_comm_window.h"
 #include "drivers/hip/hip_logical.h"
 
 namespace kiln::hip {
@@ -442,6 +443,78 @@ void CommList::abortAll(const std::string& why) {
   for (auto& comm : live) comm->abort(why);
 }
 
+kiln_status_t
+allGatherOnHost(const std::shared_ptr<const DeviceContext> &context, Comm &comm,
+                int32_t rank, int32_t count, const void *mine, size_t bytes,
+                void *all, const char *what) {
+  KILN_HIP_RETURN_IF_ERROR(context->bind());
+  KILN_HIP_RETURN_IF_ERROR(comm.health());
+  Platform &platform = *context->platform;
+  const NcclLibrary &nccl = comm.library();
+  size_t total = size_t(count) * bytes;
+  hipStream_t stream = nullptr;
+  void *slots = nullptr;
+  void *staging = nullptr;
+  kiln_status_t status = context->check(platform.streamCreate(&stream),
+                                        "hipStreamCreate (all-gather)");
+  if (!status)
+    status =
+        context->check(platform.malloc(&slots, total), "hipMalloc (all-gather)",
+                       KILN_STATUS_RESOURCE_EXHAUSTED);
+  if (!status)
+    status = context->check(platform.hostMalloc(&staging, total),
+                            "hipHostMalloc (all-gather)",
+                            KILN_STATUS_RESOURCE_EXHAUSTED);
+  auto *own = static_cast<uint8_t *>(slots) + size_t(rank) * bytes;
+  if (!status) {
+    std::memcpy(static_cast<uint8_t *>(staging) + size_t(rank) * bytes, mine,
+                bytes);
+    status = context->check(
+        platform.memcpyAsync(
+            own, static_cast<uint8_t *>(staging) + size_t(rank) * bytes, bytes,
+            stream),
+        "hipMemcpyAsync (all-gather)");
+  }
+  bool enqueued = false;
+  if (!status) {
+    enqueued = true;
+    status = comm.checkCall(
+        nccl.ncclAllGather(own, slots, bytes, ncclUint8, comm.get(), stream),
+        "ncclAllGather");
+  }
+  if (!status)
+    status = context->check(platform.memcpyAsync(staging, slots, total, stream),
+                            "hipMemcpyAsync (all-gather)");
+  std::shared_ptr<Event> event;
+  if (!status)
+    status = Event::create(context, &event);
+  if (!status)
+    status = context->check(platform.eventRecord(event->get(), stream),
+                            "hipEventRecord");
+  std::shared_ptr<StreamNotification> notification;
+  if (!status)
+    status = StreamNotification::launch(*context, stream, &notification);
+  if (!status)
+    status = pollEvent(*context, event->get(), notification.get(), {&comm});
+  if (!status)
+    std::memcpy(all, staging, total);
+  // After a failure the stream may still hold work that uses the buffers
+  // (an aborted communicator's kernels end, but not necessarily yet): they
+  // are left to the process rather than freed under it.
+  if (!status || !enqueued) {
+    if (staging)
+      platform.hostFree(staging);
+    if (slots)
+      platform.free(slots);
+    if (stream)
+      platform.streamDestroy(stream);
+  }
+  return annotate(status,
+                  "%s: all-gather of %zu bytes per rank over rank %d "
+                  "of a %d-rank channel on hip://%d",
+                  what, bytes, rank, count, context->ordinal);
+}
+
 kiln_status_t createChannelId(std::shared_ptr<const DeviceContext> context,
                               uint8_t* outId, size_t capacity,
                               size_t* outLength) {
@@ -542,10 +615,8 @@ kiln_status_t createWindow(kiln_hal_channel_t* base,
                            kiln_hal_window_t** outWindow) {
   HipChannel* channel = asHipChannel(base);
   if (!channel->logical)
-    return makeStatus(KILN_STATUS_UNIMPLEMENTED,
-                      "symmetric windows over NCCL/RCCL channels (one GPU per "
-                      "rank: peer access, IPC handles) are not built yet; "
-                      "logical devices (hip://N?logical=1) have them");
+    return createCommWindow(channel->context, *channel->comm, base->rank,
+                            base->count, params, outWindow);
   return createLogicalWindow(channel->context, *channel->logical, base->rank,
                              params, outWindow);
 }

@@ -130,6 +130,16 @@ kiln_status_t checkCollective(kiln_hal_channel_t* channel,
 // The communicator of a checked channel.
 std::shared_ptr<Comm> channelComm(kiln_hal_channel_t* channel);
 
+// Gathers |bytes| bytes of |mine| from each of the |count| ranks of |comm|
+// into |all| (count x bytes, by rank) on the host: an ncclAllGather on a
+// stream of its own, waited for while the communicator's health is polled.
+// Collective: every rank calls it in the same order relative to the
+// communicator's other operations. Binds the device.
+kiln_status_t
+allGatherOnHost(const std::shared_ptr<const DeviceContext> &context, Comm &comm,
+                int32_t rank, int32_t count, const void *mine, size_t bytes,
+                void *all, const char *what);
+
 // Enqueues |op| on |stream| (the device current). |send|/|recv| are the
 // resolved ranges (device pointers and byte lengths), checked here (sizes,
 // overlap) before the rank takes part in the exchange of signatures.

@@ -33,6 +33,7 @@ namespace kiln::hip {
 struct NcclLibrary;
 struct CommList;
 struct LogicalGroup;
+class RetiredWindows;
 
 // What one hip driver shares with its devices. Thread-safe (mutex).
 struct DriverShared {
@@ -63,6 +64,9 @@ struct DeviceContext {
   // when a submission fails (drivers/common/window_aborts.h).
   std::shared_ptr<drivers::WindowAborts> windowAborts =
       std::make_shared<drivers::WindowAborts>();
+  // Memory of released windows over NCCL/RCCL channels that peers may
+  // still map (hip_comm_window.h); drained when the device is destroyed.
+  std::shared_ptr<RetiredWindows> retiredWindows;
   bool memoryPoolsSupported = false;
   bool managedMemorySupported = false;
   size_t totalMemory = 0;

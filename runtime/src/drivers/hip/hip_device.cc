@@ -13,6 +13,7 @@
 #include "drivers/common/driver_queue.h"
 #include "drivers/hip/hip_buffer.h"
 #include "drivers/hip/hip_collectives.h"
+#include "drivers/hip/hip_comm_window.h"
 #include "drivers/hip/hip_command_buffer.h"
 #include "drivers/hip/hip_executable.h"
 #include "drivers/hip/hip_semaphore.h"
@@ -660,6 +661,9 @@ void destroy(kiln_hal_resource_t* resource) {
     if (!status) device->context->platform->streamDestroy(device->stream);
     freeStatus(status);
   }
+  // Released windows' memory that peers may still map: freed now, after
+  // they close it (a bounded wait).
+  context.retiredWindows->drain();
   // Buffers that outlive the device free their storage directly.
   context.deviceBlocks->close();
   context.hostBlocks->close();

@@ -42,6 +42,11 @@ using hipModule_t = struct HipOpaqueModule*;
 using hipFunction_t = struct HipOpaqueFunction*;
 using hipGraph_t = struct HipOpaqueGraph*;
 using hipGraphExec_t = struct HipOpaqueGraphExec*;
+// An interprocess handle of device memory: hipIpcMemHandle_t and
+// CUipcMemHandle are both 64 opaque bytes, passed by value.
+struct IpcMemHandle {
+  char reserved[64];
+};
 
 // hipError_t values the driver tests for (HIP numbering).
 constexpr hipError_t hipSuccess = 0;
@@ -145,6 +150,28 @@ class Platform {
   virtual hipError_t mallocAsync(void** pointer, size_t size,
                                  hipStream_t stream) = 0;
   virtual hipError_t freeAsync(void* pointer, hipStream_t stream) = 0;
+  // Device memory for signal slots that other GPUs write and this one polls
+  // (and the reverse): on AMD uncached fine-grained memory
+  // (hipExtMallocWithFlags(hipDeviceMallocUncached), so that peers' stores
+  // are seen without cache maintenance; hipMalloc where the runtime lacks
+  // it), on NVIDIA plain device memory (system-scope atomics suffice). Both
+  // can be exported with ipcGetMemHandle; free with free().
+  virtual hipError_t mallocSignals(void **pointer, size_t size) = 0;
+
+  // Interprocess memory (device memory from malloc/mallocSignals): the
+  // handle of an allocation; mapping a handle another process exported into
+  // this one (peer access to the owner's GPU enabled lazily), and unmapping
+  // it. A process cannot open its own handles.
+  virtual hipError_t ipcGetMemHandle(IpcMemHandle *handle, void *pointer) = 0;
+  virtual hipError_t ipcOpenMemHandle(void **pointer,
+                                      const IpcMemHandle &handle) = 0;
+  virtual hipError_t ipcCloseMemHandle(void *pointer) = 0;
+  // Pins existing host memory (e.g. a shared memory mapping), mapped for
+  // every device (portable); the address kernels use for it; and unpinning.
+  virtual hipError_t hostRegister(void *pointer, size_t size) = 0;
+  virtual hipError_t hostGetDevicePointer(void **devicePointer,
+                                          void *hostPointer) = 0;
+  virtual hipError_t hostUnregister(void *pointer) = 0;
 
   // Streams (created non-blocking: no implicit sync with the null stream).
   virtual hipError_t streamCreate(hipStream_t* stream) = 0;

@@ -24,6 +24,10 @@ namespace {
 constexpr unsigned kHipHostMallocPortable = 0x1;
 constexpr unsigned kHipHostMallocMapped = 0x2;
 constexpr unsigned kHipMemAttachGlobal = 0x1;
+constexpr unsigned kHipDeviceMallocUncached = 0x3;
+constexpr unsigned kHipIpcMemLazyEnablePeerAccess = 0x1;
+constexpr unsigned kHipHostRegisterPortable = 0x1;
+constexpr unsigned kHipHostRegisterMapped = 0x2;
 constexpr unsigned kHipStreamNonBlocking = 0x1;
 constexpr unsigned kHipEventBlockingSync = 0x1;
 constexpr unsigned kHipEventDisableTiming = 0x2;
@@ -187,6 +191,33 @@ class AmdPlatform final : public Platform {
   hipError_t freeAsync(void* pointer, hipStream_t stream) override {
     if (!api.hipFreeAsync) return hipErrorNotSupported;
     return api.hipFreeAsync(pointer, stream);
+  }
+  hipError_t mallocSignals(void **pointer, size_t size) override {
+    if (!api.hipExtMallocWithFlags)
+      return api.hipMalloc(pointer, size);
+    return api.hipExtMallocWithFlags(pointer, size, kHipDeviceMallocUncached);
+  }
+  hipError_t ipcGetMemHandle(IpcMemHandle *handle, void *pointer) override {
+    return api.hipIpcGetMemHandle(handle, pointer);
+  }
+  hipError_t ipcOpenMemHandle(void **pointer,
+                              const IpcMemHandle &handle) override {
+    return api.hipIpcOpenMemHandle(pointer, handle,
+                                   kHipIpcMemLazyEnablePeerAccess);
+  }
+  hipError_t ipcCloseMemHandle(void *pointer) override {
+    return api.hipIpcCloseMemHandle(pointer);
+  }
+  hipError_t hostRegister(void *pointer, size_t size) override {
+    return api.hipHostRegister(
+        pointer, size, kHipHostRegisterPortable | kHipHostRegisterMapped);
+  }
+  hipError_t hostGetDevicePointer(void **devicePointer,
+                                  void *hostPointer) override {
+    return api.hipHostGetDevicePointer(devicePointer, hostPointer, 0);
+  }
+  hipError_t hostUnregister(void *pointer) override {
+    return api.hipHostUnregister(pointer);
   }
 
   hipError_t streamCreate(hipStream_t* stream) override {

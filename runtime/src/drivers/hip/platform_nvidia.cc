@@ -32,6 +32,9 @@ using CUdeviceptr = unsigned long long;
 constexpr unsigned kCuMemHostAllocPortable = 0x1;
 constexpr unsigned kCuMemHostAllocDeviceMap = 0x2;
 constexpr unsigned kCuMemAttachGlobal = 0x1;
+constexpr unsigned kCuIpcMemLazyEnablePeerAccess = 0x1;
+constexpr unsigned kCuMemHostRegisterPortable = 0x1;
+constexpr unsigned kCuMemHostRegisterDeviceMap = 0x2;
 constexpr unsigned kCuStreamNonBlocking = 0x1;
 constexpr unsigned kCuEventBlockingSync = 0x1;
 constexpr unsigned kCuEventDisableTiming = 0x2;
@@ -288,6 +291,39 @@ class NvidiaPlatform final : public Platform {
   hipError_t freeAsync(void* pointer, hipStream_t stream) override {
     if (!api.cuMemFreeAsync) return hipErrorNotSupported;
     return api.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), stream);
+  }
+  hipError_t mallocSignals(void **pointer, size_t size) override {
+    return malloc(pointer, size);
+  }
+  hipError_t ipcGetMemHandle(IpcMemHandle *handle, void *pointer) override {
+    return api.cuIpcGetMemHandle(handle,
+                                 reinterpret_cast<CUdeviceptr>(pointer));
+  }
+  hipError_t ipcOpenMemHandle(void **pointer,
+                              const IpcMemHandle &handle) override {
+    CUdeviceptr address = 0;
+    int error =
+        api.cuIpcOpenMemHandle(&address, handle, kCuIpcMemLazyEnablePeerAccess);
+    *pointer = error ? nullptr : reinterpret_cast<void *>(address);
+    return error;
+  }
+  hipError_t ipcCloseMemHandle(void *pointer) override {
+    return api.cuIpcCloseMemHandle(reinterpret_cast<CUdeviceptr>(pointer));
+  }
+  hipError_t hostRegister(void *pointer, size_t size) override {
+    return api.cuMemHostRegister(pointer, size,
+                                 kCuMemHostRegisterPortable |
+                                     kCuMemHostRegisterDeviceMap);
+  }
+  hipError_t hostGetDevicePointer(void **devicePointer,
+                                  void *hostPointer) override {
+    CUdeviceptr address = 0;
+    int error = api.cuMemHostGetDevicePointer(&address, hostPointer, 0);
+    *devicePointer = error ? nullptr : reinterpret_cast<void *>(address);
+    return error;
+  }
+  hipError_t hostUnregister(void *pointer) override {
+    return api.cuMemHostUnregister(pointer);
   }
 
   hipError_t streamCreate(hipStream_t* stream) override {
