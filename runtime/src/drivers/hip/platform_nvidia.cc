@@ -209,7 +209,8 @@ class NvidiaPlatform final : public Platform {
     hipError_t error = primaryContext(device, &context);
     if (error) return error;
     return api.cuCtxSetCurrent(context);
-  }  hipError_t bindForCaller(int device, uintptr_t* token,
+  }
+  hipError_t bindForCaller(int device, uintptr_t* token,
                            bool* restore) override {
     *restore = false;
     CUcontext current = nullptr, context = nullptr;
