@@ -21,6 +21,17 @@ the accumulation type), then times calls: one call of every rank captured
 as a CUDA graph (rank 0's stream forks to the others and joins them), replayed
 back to back between events, so the figure is the device time of a call
 without host launch costs. Exits 1 on any mismatch.
+
+On several GPUs (issue 15): `run --gpus=N` puts rank r on GPU r % N (peer
+access enabled between them; each GPU loads the kernel), and `--nccl` also
+times NCCL's all_reduce (ncclCommInitAll, one rank per GPU) for every
+all_reduce case with N ranks, as nccl-tests does: device time of a call
+captured in a graph and host time per call of back-to-back calls, for the
+compiled kernel and for NCCL, with their ratios. The `lat_r2_*` cases are
+the latency sweep (f32 sum, 8 B to 1 MiB per rank, 2 ranks):
+
+  GPU machine (2 GPUs):  NCCL_NVLS_ENABLE=0 build_tools/gpu_window_collectives.py \
+                             run --pack carry/winc --only=lat --gpus=2 --nccl
 """
 import argparse
 import ctypes
@@ -58,6 +69,12 @@ for _ranks in (4, 8):
                                                 _ranks, _kib),
                           "all_reduce", "sum", "f32", _kib * 256, _ranks,
                           _two))
+# all_reduce f32 sum of 8 B to 1 MiB per rank on 2 ranks, for the latency
+# comparison with NCCL on two GPUs (`run --only=lat --gpus=2 --nccl`,
+# issue 15); on one GPU they run as two logical ranks.
+for _bytes in (8, 64, 512, 4096, 32768, 262144, 1048576):
+    CASES.append(("lat_r2_%db" % _bytes, "all_reduce", "sum", "f32",
+                  _bytes // 4, 2, False))
 MLIR_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32",
               "i16": "i16", "i64": "i64"}
 
@@ -125,15 +142,44 @@ def pack(args):
 
 
 class Cuda:
-    def __init__(self):
+    """The CUDA driver API through ctypes, over GPUs 0 .. gpus-1 (their
+    primary contexts; peer access enabled between every pair)."""
+
+    def __init__(self, gpus=1):
         self.lib = ctypes.CDLL("libcuda.so.1")
         self.check(self.lib.cuInit(0), "cuInit")
-        dev = ctypes.c_int()
-        self.check(self.lib.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
-        self.ctx = ctypes.c_void_p()
-        self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.ctx), dev),
-                   "cuDevicePrimaryCtxRetain")
-        self.check(self.lib.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
+        available = ctypes.c_int()
+        self.check(self.lib.cuDeviceGetCount(ctypes.byref(available)),
+                   "cuDeviceGetCount")
+        if available.value < gpus:
+            raise RuntimeError("--gpus=%d but this machine has %d GPU(s)"
+                               % (gpus, available.value))
+        self.contexts = []
+        for g in range(gpus):
+            dev = ctypes.c_int()
+            self.check(self.lib.cuDeviceGet(ctypes.byref(dev), g), "cuDeviceGet")
+            ctx = ctypes.c_void_p()
+            self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev),
+                       "cuDevicePrimaryCtxRetain")
+            self.contexts.append(ctx)
+        for g, ctx in enumerate(self.contexts):
+            self.use(g)
+            for h, peer in enumerate(self.contexts):
+                if h != g:
+                    result = self.lib.cuCtxEnablePeerAccess(peer, 0)
+                    if result not in (0, 704):  # 704: already enabled
+                        self.check(result, "cuCtxEnablePeerAccess(%d -> %d)" % (g, h))
+        self.use(0)
+        self.ctx = self.contexts[0]
+
+    def use(self, gpu):
+        self.check(self.lib.cuCtxSetCurrent(self.contexts[gpu]), "cuCtxSetCurrent")
+
+    def synchronize(self, what):
+        for g in range(len(self.contexts)):
+            self.use(g)
+            self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize (%s)" % what)
+        self.use(0)
 
     def check(self, result, what):
         if result != 0:
@@ -166,10 +212,120 @@ class Cuda:
         return buf.raw
 
 
+class Nccl:
+    """NCCL's C API through ctypes: one communicator per GPU of this process
+    (ncclCommInitAll), all_reduce timed as nccl-tests does."""
+    TYPES = {"f32": 7, "f16": 6, "bf16": 9, "i32": 2, "i64": 4}
+    OPS = {"sum": 0, "product": 1, "max": 2, "min": 3, "average": 4}
+
+    def __init__(self, cuda, gpus):
+        self.cuda = cuda
+        self.lib = ctypes.CDLL("libnccl.so.2")
+        version = ctypes.c_int()
+        self.lib.ncclGetVersion(ctypes.byref(version))
+        self.version = version.value
+        self.comms = (ctypes.c_void_p * gpus)()
+        devices = (ctypes.c_int * gpus)(*range(gpus))
+        self.check(self.lib.ncclCommInitAll(self.comms, gpus, devices),
+                   "ncclCommInitAll")
+        cuda.use(0)
+
+    def check(self, result, what):
+        if result != 0:
+            self.lib.ncclGetErrorString.restype = ctypes.c_char_p
+            raise RuntimeError("%s failed: %s" % (what,
+                               self.lib.ncclGetErrorString(result)))
+
+    def all_reduce(self, ranks, count, ty, reduction):
+        """One all_reduce of every rank (send -> recv on its stream)."""
+        self.check(self.lib.ncclGroupStart(), "ncclGroupStart")
+        for r, x in enumerate(ranks):
+            self.check(self.lib.ncclAllReduce(
+                ctypes.c_uint64(x["send"]), ctypes.c_uint64(x["recv"]),
+                ctypes.c_size_t(count), self.TYPES[ty], self.OPS[reduction],
+                self.comms[r], x["stream"]), "ncclAllReduce")
+        self.check(self.lib.ncclGroupEnd(), "ncclGroupEnd")
+
+
+def host_time_us(cuda, issue, calls):
+    """Host time per call of |calls| calls issued back to back, then one
+    synchronization (nccl-tests' method), median of 5 rounds."""
+    import time
+    times = []
+    for _ in range(5):
+        for _ in range(10):
+            issue()
+        cuda.synchronize("warm-up")
+        start = time.perf_counter()
+        for _ in range(calls):
+            issue()
+        cuda.synchronize("timed calls")
+        times.append((time.perf_counter() - start) * 1e6 / calls)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def graph_time_us(cuda, ranks, issue, timed):
+    """Device time per call: one call of every rank captured as a CUDA graph
+    (rank 0's stream forks to the others and joins them), replayed |timed|
+    times between two events; (median, min) of 5 rounds."""
+    lib, n = cuda.lib, len(ranks)
+    s0 = ranks[0]["stream"]
+    cuda.use(0)
+    events = []
+    for x in ranks:
+        cuda.use(x["gpu"])
+        for _ in range(2):
+            e = ctypes.c_void_p()
+            cuda.check(lib.cuEventCreate(ctypes.byref(e), 2), "cuEventCreate")
+            events.append(e)
+    cuda.synchronize("before capture")
+    cuda.check(lib.cuStreamBeginCapture_v2(s0, 2), "cuStreamBeginCapture")
+    cuda.check(lib.cuEventRecord(events[0], s0), "cuEventRecord")
+    for x in ranks[1:]:
+        cuda.check(lib.cuStreamWaitEvent(x["stream"], events[0], 0), "cuStreamWaitEvent")
+    issue()
+    for r, x in enumerate(ranks[1:], 1):
+        cuda.use(x["gpu"])
+        cuda.check(lib.cuEventRecord(events[2 * r + 1], x["stream"]), "cuEventRecord")
+        cuda.use(0)
+        cuda.check(lib.cuStreamWaitEvent(s0, events[2 * r + 1], 0), "cuStreamWaitEvent")
+    cuda.use(0)
+    graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
+    cuda.check(lib.cuStreamEndCapture(s0, ctypes.byref(graph)), "cuStreamEndCapture")
+    cuda.check(lib.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, 0),
+               "cuGraphInstantiate")
+    start, stop = ctypes.c_void_p(), ctypes.c_void_p()
+    lib.cuEventCreate(ctypes.byref(start), 0)
+    lib.cuEventCreate(ctypes.byref(stop), 0)
+    times = []
+    for _ in range(5):
+        for _ in range(10):
+            cuda.check(lib.cuGraphLaunch(exe, s0), "cuGraphLaunch")
+        lib.cuEventRecord(start, s0)
+        for _ in range(timed):
+            cuda.check(lib.cuGraphLaunch(exe, s0), "cuGraphLaunch")
+        lib.cuEventRecord(stop, s0)
+        cuda.check(lib.cuEventSynchronize(stop), "cuEventSynchronize")
+        ms = ctypes.c_float()
+        lib.cuEventElapsedTime(ctypes.byref(ms), start, stop)
+        times.append(ms.value * 1000 / timed)
+    times.sort()
+    return times[len(times) // 2], times[0]
+
+
 def run(args):
     import numpy as np
-    cuda = Cuda()
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    cuda = Cuda(args.gpus)
     lib = cuda.lib
+    nccl = None
+    if args.nccl:
+        if args.gpus < 2:
+            sys.exit("--nccl needs --gpus=2 or more (NCCL takes one GPU per rank)")
+        nccl = Nccl(cuda, args.gpus)
+        print("NCCL %d, %d GPUs, NCCL_NVLS_ENABLE=%s"
+              % (nccl.version, args.gpus, os.environ["NCCL_NVLS_ENABLE"]))
     with open(os.path.join(args.pack, "manifest.json")) as f:
         manifest = json.load(f)
     if args.only:
@@ -183,26 +339,37 @@ def run(args):
         size = np.dtype(np_types[ty]).itemsize
         with open(os.path.join(args.pack, case["name"] + ".ptx"), "rb") as f:
             ptx = f.read() + b"\0"
-        module = ctypes.c_void_p()
-        cuda.check(lib.cuModuleLoadData(ctypes.byref(module), ptx), "cuModuleLoadData")
-        func = ctypes.c_void_p()
-        cuda.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
-                                           case["kernel"].encode()), "cuModuleGetFunction")
+        # The kernel in every GPU's context; rank r runs on GPU r % --gpus.
+        funcs = []
+        for g in range(args.gpus):
+            cuda.use(g)
+            module = ctypes.c_void_p()
+            cuda.check(lib.cuModuleLoadData(ctypes.byref(module), ptx),
+                       "cuModuleLoadData")
+            func = ctypes.c_void_p()
+            cuda.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
+                                               case["kernel"].encode()),
+                       "cuModuleGetFunction")
+            funcs.append(func)
         recv_count = {"all_gather": count * n,
                       "reduce_scatter": count // n}.get(case["op"], count)
         phases = 2 if case.get("two_shot") else 1
         signals = wg * (phases * n + 1)
         ranks = []
         for r in range(n):
+            gpu = r % args.gpus
+            cuda.use(gpu)
             stream = ctypes.c_void_p()
             cuda.check(lib.cuStreamCreate(ctypes.byref(stream), 1), "cuStreamCreate")
             ranks.append(dict(send=cuda.alloc(count * size),
                               recv=cuda.alloc(recv_count * size),
                               data=cuda.alloc(2 * count * size),
                               signals=cuda.alloc(8 * signals),
-                              peers=cuda.alloc(16 * n + 8), stream=stream))
+                              peers=cuda.alloc(16 * n + 8), stream=stream,
+                              gpu=gpu))
         # Every rank's data, every rank's signals, the group's abort word
-        # (zero: no rank leaves here).
+        # (zero: no rank leaves here; on GPU 0, reached by peer access).
+        cuda.use(0)
         abort_word = cuda.alloc(8)
         table = np.array([x["data"] for x in ranks] + [x["signals"] for x in ranks]
                          + [abort_word], dtype=np.uint64)
@@ -251,12 +418,15 @@ def run(args):
 
         def launch():
             for x in ranks:
+                cuda.use(x["gpu"])
                 params = [ctypes.c_uint64(x[k]) for k in
                           ("send", "recv", "data", "signals", "peers")]
                 ptrs = (ctypes.c_void_p * 5)(*[ctypes.cast(ctypes.byref(p), ctypes.c_void_p)
                                               for p in params])
-                cuda.check(lib.cuLaunchKernel(func, wg, 1, 1, threads, 1, 1, 0,
-                                              x["stream"], ptrs, None), "cuLaunchKernel")
+                cuda.check(lib.cuLaunchKernel(funcs[x["gpu"]], wg, 1, 1, threads,
+                                              1, 1, 0, x["stream"], ptrs, None),
+                           "cuLaunchKernel")
+            cuda.use(0)
 
         def wrong_ranks(wants):
             """(rank, first differing index, got, want) of every rank whose
@@ -278,9 +448,11 @@ def run(args):
         for call in range(args.calls):
             xs = inputs()
             for x, data in zip(ranks, xs):
+                cuda.use(x["gpu"])
                 cuda.upload(x["send"], data, x["stream"])
+            cuda.use(0)
             launch()
-            cuda.check(lib.cuCtxSynchronize(), "cuCtxSynchronize (call %d)" % call)
+            cuda.synchronize("call %d" % call)
             want = expected(xs)
             for r, i, got, want_r in wrong_ranks(want):
                 bad += 1
@@ -293,45 +465,11 @@ def run(args):
         if not np.all(epochs == args.calls):
             bad += 1
             print("  %s: epoch counters %s after %d calls" % (case["name"], epochs, args.calls))
-        # Timing without the host: one call (every rank's kernel, each on its
-        # stream, forked from and joined into rank 0's) captured as a CUDA
-        # graph, replayed --timed times back to back between two events:
-        # the device time of a call.
-        s0 = ranks[0]["stream"]
-        events = []
-        for _ in range(2 * n):
-            e = ctypes.c_void_p()
-            cuda.check(lib.cuEventCreate(ctypes.byref(e), 2), "cuEventCreate")
-            events.append(e)
-        cuda.check(lib.cuCtxSynchronize(), "cuCtxSynchronize")
-        cuda.check(lib.cuStreamBeginCapture_v2(s0, 0), "cuStreamBeginCapture")
-        cuda.check(lib.cuEventRecord(events[0], s0), "cuEventRecord")
-        for x in ranks[1:]:
-            cuda.check(lib.cuStreamWaitEvent(x["stream"], events[0], 0), "cuStreamWaitEvent")
-        launch()
-        for r, x in enumerate(ranks[1:], 1):
-            cuda.check(lib.cuEventRecord(events[n + r], x["stream"]), "cuEventRecord")
-            cuda.check(lib.cuStreamWaitEvent(s0, events[n + r], 0), "cuStreamWaitEvent")
-        graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
-        cuda.check(lib.cuStreamEndCapture(s0, ctypes.byref(graph)), "cuStreamEndCapture")
-        cuda.check(lib.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, 0),
-                   "cuGraphInstantiate")
-        start, stop = ctypes.c_void_p(), ctypes.c_void_p()
-        lib.cuEventCreate(ctypes.byref(start), 0)
-        lib.cuEventCreate(ctypes.byref(stop), 0)
-        times = []
-        for _ in range(5):
-            for _ in range(10):
-                cuda.check(lib.cuGraphLaunch(exe, s0), "cuGraphLaunch")
-            lib.cuEventRecord(start, s0)
-            for _ in range(args.timed):
-                cuda.check(lib.cuGraphLaunch(exe, s0), "cuGraphLaunch")
-            lib.cuEventRecord(stop, s0)
-            cuda.check(lib.cuEventSynchronize(stop), "cuEventSynchronize")
-            ms = ctypes.c_float()
-            lib.cuEventElapsedTime(ctypes.byref(ms), start, stop)
-            times.append(ms.value * 1000 / args.timed)
-        times.sort()
+        # Timing without the host (graph_time_us): the device time of a
+        # call; and with it (host_time_us): back-to-back launches.
+        median, least = graph_time_us(cuda, ranks, launch, args.timed)
+        times = [least, median]
+        eager = host_time_us(cuda, launch, args.timed) if args.nccl else None
         # The graph's calls advanced every epoch too; the results of the last
         # one are still every rank's reduction of the last inputs.
         for r, i, got, want_r in wrong_ranks(want):
@@ -345,6 +483,20 @@ def run(args):
               % (verdict, case["name"], case["op"], case["reduction"] or "-", count, ty,
                  n, wg, " two-shot" if phases == 2 else "", args.calls,
                  times[len(times) // 2], times[0]))
+        if nccl and case["op"] == "all_reduce" and n == args.gpus \
+                and ty in Nccl.TYPES:
+            issue = lambda: nccl.all_reduce(ranks, count, ty, case["reduction"])
+            try:
+                nccl_graph, _ = graph_time_us(cuda, ranks, issue, args.timed)
+            except RuntimeError as error:  # a NCCL without graph capture
+                nccl_graph = float("nan")
+                print("  NCCL in a graph: %s" % error)
+            nccl_eager = host_time_us(cuda, issue, args.timed)
+            print("  %-24s %9d B/rank: compiled %.1f us (graph) %.1f us "
+                  "(eager) | NCCL %.1f us (graph) %.1f us (eager) | compiled/NCCL "
+                  "%.2f (graph) %.2f (eager)"
+                  % (case["name"], count * size, median, eager, nccl_graph,
+                     nccl_eager, median / nccl_graph, eager / nccl_eager))
         sys.stdout.flush()
     print("%d of %d cases failed" % (failures, len(manifest)))
     return 1 if failures else 0
@@ -362,6 +514,14 @@ def main():
     rn.add_argument("--calls", type=int, default=2000)
     rn.add_argument("--timed", type=int, default=500)
     rn.add_argument("--only", default="")
+    rn.add_argument("--gpus", type=int, default=1,
+                    help="spread the ranks over GPUs 0..N-1 (rank r on GPU "
+                         "r %% N, peer access enabled)")
+    rn.add_argument("--nccl", action="store_true",
+                    help="also time NCCL's all_reduce of every all_reduce "
+                         "case with one rank per GPU (ncclCommInitAll; "
+                         "device time in a graph and host time of "
+                         "back-to-back calls, for the compiled kernel too)")
     args = p.parse_args()
     if args.cmd == "pack":
         pack(args)
