@@ -75,6 +75,9 @@ for _ranks in (4, 8):
 for _bytes in (8, 64, 512, 4096, 32768, 262144, 1048576):
     CASES.append(("lat_r2_%db" % _bytes, "all_reduce", "sum", "f32",
                   _bytes // 4, 2, False))
+# An empty kernel: the launch floor of the timing graph (`run --floor`).
+EMPTY_PTX = (b".version 7.8\n.target sm_80\n.address_size 64\n"
+             b".visible .entry empty() { ret; }\n\0")
 MLIR_TYPES = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i32": "i32",
               "i16": "i16", "i64": "i64"}
 
@@ -332,6 +335,17 @@ def run(args):
         manifest = [c for c in manifest if re.search(args.only, c["name"])]
     np_types = {"f32": np.float32, "f16": np.float16, "i32": np.int32,
                 "i16": np.int16, "i64": np.int64, "bf16": np.uint16}
+    empties = []
+    if args.floor:
+        for g in range(args.gpus):
+            cuda.use(g)
+            module, func = ctypes.c_void_p(), ctypes.c_void_p()
+            cuda.check(lib.cuModuleLoadData(ctypes.byref(module), EMPTY_PTX),
+                       "cuModuleLoadData(empty)")
+            cuda.check(lib.cuModuleGetFunction(ctypes.byref(func), module,
+                                               b"empty"), "cuModuleGetFunction")
+            empties.append(func)
+        cuda.use(0)
     failures = 0
     for case in manifest:
         n, count, ty = case["ranks"], case["count"], case["type"]
@@ -469,6 +483,18 @@ def run(args):
         # call; and with it (host_time_us): back-to-back launches.
         median, least = graph_time_us(cuda, ranks, launch, args.timed)
         times = [least, median]
+        floor = None
+        if args.floor:
+            # The same graph with an empty kernel per rank: what the graph's
+            # fork, launches and join cost by themselves.
+            def launch_empty():
+                for x in ranks:
+                    cuda.use(x["gpu"])
+                    cuda.check(lib.cuLaunchKernel(empties[x["gpu"]], 1, 1, 1, 1, 1,
+                                                  1, 0, x["stream"], None, None),
+                               "cuLaunchKernel(empty)")
+                cuda.use(0)
+            floor, _ = graph_time_us(cuda, ranks, launch_empty, args.timed)
         eager = host_time_us(cuda, launch, args.timed) if args.nccl else None
         # The graph's calls advanced every epoch too; the results of the last
         # one are still every rank's reduction of the last inputs.
@@ -479,10 +505,12 @@ def run(args):
         verdict = "PASS" if bad == 0 else "FAIL"
         failures += bad != 0
         print("%s %-24s %-14s %-8s %7d x %-4s ranks %d wg %2d%s: %d calls "
-              "checked, device time per call %.1f us median (min %.1f)"
+              "checked, device time per call %.1f us median (min %.1f)%s"
               % (verdict, case["name"], case["op"], case["reduction"] or "-", count, ty,
                  n, wg, " two-shot" if phases == 2 else "", args.calls,
-                 times[len(times) // 2], times[0]))
+                 times[len(times) // 2], times[0],
+                 "; empty kernels in the same graph %.1f us" % floor
+                 if floor is not None else ""))
         if nccl and case["op"] == "all_reduce" and n == args.gpus \
                 and ty in Nccl.TYPES:
             issue = lambda: nccl.all_reduce(ranks, count, ty, case["reduction"])
@@ -517,6 +545,9 @@ def main():
     rn.add_argument("--gpus", type=int, default=1,
                     help="spread the ranks over GPUs 0..N-1 (rank r on GPU "
                          "r %% N, peer access enabled)")
+    rn.add_argument("--floor", action="store_true",
+                    help="also time the same graph with an empty kernel per "
+                         "rank (the graph's own cost)")
     rn.add_argument("--nccl", action="store_true",
                     help="also time NCCL's all_reduce of every all_reduce "
                          "case with one rank per GPU (ncclCommInitAll; "

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-window-collectives=backend=nvvm | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-window-collectives=backend=nvvm | FileCheck %s --implicit-check-not=llvm.fence
 // RUN: kiln-opt %s --split-input-file --kiln-gpu-lower-window-collectives=backend=rocdl | FileCheck %s --check-prefix=ROCDL
 // RUN: not kiln-opt %s --split-input-file --kiln-gpu-lower-window-collectives=backend=spirv 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -6,8 +6,8 @@
 // share each phase, with barriers between: the epoch counter is read by
 // every thread before thread 0 writes it back; the copy, the signals (thread
 // p signals rank p) and the polls (thread p waits for rank p) are loops
-// strided by 256; release fence + barrier before the signals, barrier +
-// acquire fence after the wait; the clock is llvm.readsteadycounter
+// strided by 256; a barrier before the signals (release stores) and one
+// after the wait (acquire loads), no fences; the clock is llvm.readsteadycounter
 // (nanoseconds on NVIDIA: 120 s = 1.2e11), read with the group's abort word
 // (the peer table's last entry); a timeout or an abort traps. 40 f32 in two
 // chunks of 20 split into 16-byte vectors: threads copy and reduce 4
@@ -24,8 +24,7 @@
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1024{{.*}} {
 // CHECK:             %[[CHUNK:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<40xf32>, vector<4xf32>
 // CHECK:             vector.store %[[CHUNK]], %{{.*}} {alignment = 16 : i64} : memref<80xf32>, vector<4xf32>
-// CHECK:           llvm.fence release
-// CHECK-NEXT:      gpu.barrier
+// CHECK:           gpu.barrier
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %c2{{.*}} step %c256{{.*}} {
 // CHECK:             llvm.store %{{.*}} atomic release
 // CHECK:           llvm.call_intrinsic "llvm.readsteadycounter"
@@ -38,7 +37,6 @@
 // CHECK:           scf.if
 // CHECK-NEXT:        llvm.intr.trap
 // CHECK:           gpu.barrier
-// CHECK-NEXT:      llvm.fence acquire
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1024{{.*}} {
 // CHECK:             %[[A:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
 // CHECK:             %[[B:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
@@ -63,8 +61,9 @@ func.func @sum_f32(%send: memref<40xf32>, %recv: memref<40xf32>, %data: memref<8
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c256{{.*}} {
 // CHECK:             memref.load %{{.*}} : memref<30xf32>
 // CHECK-NOT:       vector.load
-// CHECK:           llvm.fence release
-// CHECK:           llvm.fence acquire
+// CHECK:           llvm.store %{{.*}} atomic release
+// CHECK:           llvm.load %{{.*}} atomic acquire
+// CHECK:           gpu.barrier
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c256{{.*}} {
 // CHECK:             llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK:             arith.addf %{{.*}}, %{{.*}} : f32
@@ -78,7 +77,7 @@ func.func @sum_f32_scalar(%send: memref<30xf32>, %recv: memref<30xf32>, %data: m
 // f16 averages: 8 halves per access, widened to f32, summed in rank order,
 // divided by the rank count (a splat) and rounded once.
 // CHECK-LABEL: func.func @avg_f16(
-// CHECK:           llvm.fence acquire
+// CHECK:           gpu.barrier
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2048{{.*}} {
 // CHECK:             %[[R0:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<8xf16>
 // CHECK:             arith.extf %[[R0]] : vector<8xf16> to vector<8xf32>
@@ -97,7 +96,7 @@ func.func @avg_f16(%send: memref<64xf16>, %recv: memref<64xf16>, %data: memref<1
 // all_gather of i64: 2 elements per access, each rank's into its slice of
 // recv (offset r x count).
 // CHECK-LABEL: func.func @gather_i64(
-// CHECK:           llvm.fence acquire
+// CHECK:           gpu.barrier
 // CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c512{{.*}} {
 // CHECK:             %[[G0:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<2xi64>
 // CHECK:             vector.store %[[G0]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<20xi64>, vector<2xi64>

@@ -3,7 +3,7 @@
 // RUN: kiln-compile %s --target=cuda,rocm --cuda-chip=sm_90 --rocm-chip=gfx942 \
 // RUN:   --collective-kernel-max-bytes=1048576 --collective-two-shot-min-bytes=65536 \
 // RUN:   -o %t/m.vmfb --dump-intermediates=%t/dump
-// RUN: FileCheck %s --check-prefix=TWOSHOT < %t/dump/main_all_reduce_two_shot_0/main_all_reduce_two_shot_0.sm_90.ptx
+// RUN: FileCheck %s --check-prefix=TWOSHOT --implicit-check-not=fence < %t/dump/main_all_reduce_two_shot_0/main_all_reduce_two_shot_0.sm_90.ptx
 // RUN: llvm-objdump -d --mcpu=gfx942 %t/dump/main_all_reduce_two_shot_0/main_all_reduce_two_shot_0.gfx942.hsaco | FileCheck %s --check-prefix=TWOSHOT942
 // RUN: FileCheck %s --check-prefix=SCATTER < %t/dump/main_reduce_scatter_1/main_reduce_scatter_1.sm_90.ptx
 // RUN: FileCheck %s --check-prefix=NOSCRATCH < %t/dump/main_all_reduce_two_shot_0/main_all_reduce_two_shot_0.gfx942.s
@@ -14,23 +14,20 @@
 // accesses, parts 64 KiB apart), phase 1's signal and wait, the reduction of
 // the own part from 4 peers into the own window, then phase 2's signal (its
 // flags 8 slots = 2 KiB further: 64 workgroups x 4 ranks) and wait, and the
-// gather. Both phases order the workgroup's writes before the signal and the
-// peers' data after the wait with system-scope fences.
+// gather. Both phases order the workgroup's writes before the signal (a
+// barrier, then release stores) and the peers' data after the wait (acquire
+// loads, then a barrier), without fences.
 // TWOSHOT-COUNT-4: st.global.v4.b32
-// TWOSHOT:         fence.acq_rel.sys;
-// TWOSHOT-NEXT:    bar.sync 0;
+// TWOSHOT:         bar.sync 0;
 // TWOSHOT:         st.release.sys.b64 [{{%rd[0-9]+}}], [[EPOCH:%rd[0-9]+]];
 // TWOSHOT:         ld.acquire.sys.global.b64
 // TWOSHOT:         bar.sync 0;
-// TWOSHOT-NEXT:    fence.acq_rel.sys;
 // TWOSHOT-COUNT-4: ld.v4.b32
 // TWOSHOT:         st.global.v4.b32
-// TWOSHOT:         fence.acq_rel.sys;
-// TWOSHOT-NEXT:    bar.sync 0;
+// TWOSHOT:         bar.sync 0;
 // TWOSHOT:         st.release.sys.b64 [{{%rd[0-9]+}}+2048], [[EPOCH]];
 // TWOSHOT:         ld.acquire.sys.global.b64 {{%rd[0-9]+}}, [{{%rd[0-9]+}}+2048];
 // TWOSHOT:         bar.sync 0;
-// TWOSHOT-NEXT:    fence.acq_rel.sys;
 // TWOSHOT:         ld.v4.b32
 // TWOSHOT:         st.global.v4.b32
 // TWOSHOT-NOT:     .local
