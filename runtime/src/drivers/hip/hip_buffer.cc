@@ -164,6 +164,34 @@ kiln_status_t importBufferFn(kiln_hal_allocator_t* base,
 
 } // namespace
 
+kiln_status_t createFilledBuffer(std::shared_ptr<const DeviceContext> context,
+                                 kiln_device_size_t size, const void *contents,
+                                 kiln_hal_buffer_t **outBuffer) {
+  kiln_hal_buffer_params_t params = {};
+  params.memory_type = KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL;
+  params.usage =
+      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
+  KILN_HIP_RETURN_IF_ERROR(
+      createBuffer(context, &params, size, /*allocateNow=*/true, outBuffer));
+  Platform &platform = *context->platform;
+  uint8_t *storage = cast(*outBuffer)->storage.load();
+  kiln_status_t status =
+      contents
+          ? context->check(
+                platform.memcpyAsync(storage, contents, size, nullptr),
+                "hipMemcpyAsync (filling a buffer)")
+          : context->check(platform.memsetD8Async(storage, 0, size, nullptr),
+                           "hipMemsetAsync (zeroing a buffer)");
+  if (!status)
+    status = context->check(platform.streamSynchronize(nullptr),
+                            "hipStreamSynchronize (filling a buffer)");
+  if (status) {
+    kiln_hal_resource_release(&(*outBuffer)->resource);
+    *outBuffer = nullptr;
+  }
+  return status;
+}
+
 kiln_status_t wrapDeviceMemory(std::shared_ptr<const DeviceContext> context,
                                void *pointer, kiln_device_size_t size,
                                kiln_hal_buffer_t **outBuffer) {

@@ -60,6 +60,13 @@ kiln_status_t createBuffer(std::shared_ptr<const DeviceContext> context,
                            kiln_device_size_t size, bool allocateNow,
                            kiln_hal_buffer_t** outBuffer);
 
+// A device-local buffer of |size| bytes holding |contents| (|size| bytes),
+// or zeroed if |contents| is null, ready when this returns (a symmetric
+// window's memory and peer table). Device bound by the caller.
+kiln_status_t createFilledBuffer(std::shared_ptr<const DeviceContext> context,
+                                 kiln_device_size_t size, const void *contents,
+                                 kiln_hal_buffer_t **outBuffer);
+
 // A device-local buffer over |size| bytes of device memory at |pointer|
 // that the caller owns and frees after the buffer is gone (a symmetric
 // window's memory, hip_comm_window.cc).

@@ -345,31 +345,6 @@ void destroyWindow(kiln_hal_resource_t *resource) {
 
 const kiln_hal_window_vtable_t kWindowVTable = {destroyWindow};
 
-// The peer table as a device buffer.
-kiln_status_t peerTableBuffer(std::shared_ptr<const DeviceContext> context,
-                              const std::vector<uint64_t> &table,
-                              kiln_hal_buffer_t **out) {
-  kiln_hal_buffer_params_t params = {};
-  params.memory_type = KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL;
-  params.usage =
-      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
-  Platform &platform = *context->platform;
-  KILN_HIP_RETURN_IF_ERROR(createBuffer(context, &params, 8 * table.size(),
-                                        /*allocateNow=*/true, out));
-  uint8_t *storage = asHipBuffer(*out)->storage.load();
-  kiln_status_t status = context->check(
-      platform.memcpyAsync(storage, table.data(), 8 * table.size(), nullptr),
-      "hipMemcpyAsync (peer table)");
-  if (!status)
-    status = context->check(platform.streamSynchronize(nullptr),
-                            "hipStreamSynchronize (peer table)");
-  if (status) {
-    kiln_hal_resource_release(&(*out)->resource);
-    *out = nullptr;
-  }
-  return status;
-}
-
 } // namespace
 
 kiln_status_t createCommWindow(std::shared_ptr<const DeviceContext> context,
@@ -533,7 +508,8 @@ kiln_status_t createCommWindow(std::shared_ptr<const DeviceContext> context,
     status = wrapDeviceMemory(context, memory->signals, signalBytes,
                               &window->signals);
   if (!status)
-    status = peerTableBuffer(context, table, &window->peerTable);
+    status = createFilledBuffer(context, 8 * table.size(), table.data(),
+                                &window->peerTable);
   if (status) {
     destroyWindow(&window->base.resource);
     return status;

@@ -136,29 +136,6 @@ uint8_t* storageOf(kiln_hal_buffer_t* buffer) {
   return asHipBuffer(buffer)->storage.load();
 }
 
-// A zeroed device buffer of |size| bytes (the device bound).
-kiln_status_t zeroedBuffer(std::shared_ptr<const DeviceContext> context,
-                           uint64_t size, kiln_hal_buffer_t** out) {
-  kiln_hal_buffer_params_t params = {};
-  params.memory_type = KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL;
-  params.usage =
-      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
-  KILN_HIP_RETURN_IF_ERROR(createBuffer(context, &params, size,
-                                        /*allocateNow=*/true, out));
-  Platform& platform = *context->platform;
-  kiln_status_t status =
-      context->check(platform.memsetD8Async(storageOf(*out), 0, size, nullptr),
-                     "hipMemsetAsync (window)");
-  if (!status)
-    status = context->check(platform.streamSynchronize(nullptr),
-                            "hipStreamSynchronize (window)");
-  if (status) {
-    kiln_hal_resource_release(&(*out)->resource);
-    *out = nullptr;
-  }
-  return status;
-}
-
 }  // namespace
 
 bool isLogicalChannelId(const void* id, size_t length) {
@@ -285,11 +262,12 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
     if (memory->abort) *memory->abort = 0;
   }
   if (!allocation)
-    allocation = zeroedBuffer(context, params->size, &memory->data);
-  if (!allocation)
     allocation =
-        zeroedBuffer(context, 8 * std::max<uint64_t>(params->signal_count, 1),
-                     &memory->signals);
+        createFilledBuffer(context, params->size, nullptr, &memory->data);
+  if (!allocation)
+    allocation = createFilledBuffer(
+        context, 8 * std::max<uint64_t>(params->signal_count, 1), nullptr,
+        &memory->signals);
   if (!allocation) mine->memory = memory;
   std::vector<std::shared_ptr<Part>> all;
   kiln_status_t status = exchange(group, rank, mine, &all);
@@ -332,16 +310,8 @@ kiln_status_t createLogicalWindow(std::shared_ptr<const DeviceContext> context,
   // A failed submission on this rank's device aborts the group.
   context->windowAborts->add(
       std::shared_ptr<uint64_t>(all[0]->memory, all[0]->memory->abort));
-  status = zeroedBuffer(context, 8 * table.size(), &window->peerTable);
-  Platform& platform = *context->platform;
-  if (!status)
-    status = context->check(
-        platform.memcpyAsync(storageOf(window->peerTable), table.data(),
-                             8 * table.size(), nullptr),
-        "hipMemcpyAsync (peer table)");
-  if (!status)
-    status = context->check(platform.streamSynchronize(nullptr),
-                            "hipStreamSynchronize (peer table)");
+  status = createFilledBuffer(context, 8 * table.size(), table.data(),
+                              &window->peerTable);
   if (status) {
     destroyWindow(&window->base.resource);
     return status;
