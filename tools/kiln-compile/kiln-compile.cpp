@@ -78,9 +78,11 @@ static cl::opt<int64_t> collectiveKernelMaxBytes(
     "collective-kernel-max-bytes",
     cl::desc("all_reduce, all_gather and reduce_scatter of at most N bytes "
              "per rank run as kernels over symmetric windows instead of "
-             "library calls (default: 1048576 for --target=host; 0 for rocm "
-             "and cuda, whose hip driver has windows on logical devices "
-             "only; 0: never)"),
+             "library calls (default: 1048576 for --target=host; for rocm "
+             "and cuda only the reductions NCCL/RCCL lack until their "
+             "threshold is measured on several GPUs); bitwise, i1 and (on "
+             "GPU targets) i16 reductions are kernels at any size; 0: no "
+             "kernels at all"),
     cl::value_desc("N"), cl::init(1 << 20), cl::cat(kilnCategory));
 static cl::opt<int64_t> collectiveTwoShotMinBytes(
     "collective-two-shot-min-bytes",

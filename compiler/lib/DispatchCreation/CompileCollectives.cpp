@@ -77,7 +77,7 @@ struct CompileCollectivesPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (maxBytes <= 0)
+    if (maxBytes <= 0 && !libraryGaps)
       return;
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -103,7 +103,9 @@ struct CompileCollectivesPass
              reduction == ReductionKind::Xor || element.isInteger(1) ||
              (gpuLibraries && element.isInteger(16)));
         int64_t ranks = collective.getChannel().getGroupSize();
-        if (bytes == 0 || (bytes > maxBytes && !libraryLacksType) || ranks < 2)
+        bool asKernel =
+            libraryLacksType ? maxBytes > 0 || libraryGaps : bytes <= maxBytes;
+        if (bytes == 0 || !asKernel || ranks < 2)
           return;
         // Two ranks read as much one-shot as two-shot, in one exchange.
         bool twoShot = kind == CollectiveKind::AllReduce && ranks > 2 &&

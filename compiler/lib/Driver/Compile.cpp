@@ -197,14 +197,20 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                << op.getName() << "'";
   } else {
     // Small all_reduces and all_gathers become kernels where every target
-    // lowers them: by default where every target's driver has windows
-    // (host), on request (--collective-kernel-max-bytes) on GPU targets.
+    // lowers them: by default on the host target, on request
+    // (--collective-kernel-max-bytes) on GPU targets until their threshold
+    // is measured on several GPUs. The reductions no library runs (bitwise,
+    // i1, and 16-bit integers on NCCL/RCCL) are kernels at any size unless
+    // kernels are turned off (--collective-kernel-max-bytes=0).
     int64_t collectiveKernelMaxBytes = 0;
-    if (compiler.hasCollectiveKernels())
+    bool kernelsForLibraryGaps = false;
+    if (compiler.hasCollectiveKernels()) {
       collectiveKernelMaxBytes = options.collectiveKernelMaxBytes.value_or(
           compiler.prefersCollectiveKernels()
               ? CompileOptions::kDefaultCollectiveKernelMaxBytes
               : 0);
+      kernelsForLibraryGaps = options.collectiveKernelMaxBytes.value_or(1) != 0;
+    }
     // Other collectives of modules for GPU targets run on NCCL/RCCL.
     const TargetRegistry &registry = TargetRegistry::getGlobal();
     bool gpuTargets = llvm::any_of(
@@ -215,7 +221,7 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                    InputPipelineOptions input;
                                    input.gpuCollectives = gpuTargets;
                                    input.compiledReductions =
-                                       collectiveKernelMaxBytes > 0;
+                                       kernelsForLibraryGaps;
                                    input.parametersFile = options.parametersFile;
                                    input.loadTimeParameters =
                                        options.loadTimeParameters;
@@ -228,6 +234,8 @@ LogicalResult mlir::kiln::compileProgram(ModuleOp module,
                                        compiler.hasFusedAttention();
                                    creation.collectiveKernelMaxBytes =
                                        collectiveKernelMaxBytes;
+                                   creation.collectiveKernelsForLibraryGaps =
+                                       kernelsForLibraryGaps;
                                    creation.collectiveTwoShotMinBytes =
                                        options.collectiveTwoShotMinBytes;
                                    creation.gpuCollectiveLibraries = gpuTargets;

@@ -35,8 +35,8 @@ static bool isCollectiveElementType(Type type, bool reducing, bool compiled) {
 // How to get what only compiled collective kernels run.
 static constexpr llvm::StringLiteral kCompiledOnly =
     " runs only as a compiled collective kernel: an all_reduce or "
-    "reduce_scatter, compiled with collective kernels on (the host target's "
-    "default; --collective-kernel-max-bytes=N > 0 for rocm and cuda)";
+    "reduce_scatter, compiled with collective kernels on (the default; "
+    "--collective-kernel-max-bytes=0 turns them off)";
 
 // `compiled`: the collective may become a compiled kernel (collective
 // kernels on), which takes what no library does.
@@ -67,8 +67,9 @@ static LogicalResult verifyReduction(Operation *op, shard::ReductionKind kind,
            << shard::stringifyReductionKind(kind) << "' of '" << op->getName()
            << "' on " << elementType
            << " cannot run on the rocm and cuda targets: NCCL and RCCL have no "
-              "16-bit integer type; extend the operand to i32 first (or "
-              "compile for --target=host only)";
+              "16-bit integer type and collective kernels are off "
+              "(--collective-kernel-max-bytes=0); leave them on, or extend "
+              "the operand to i32 first";
   switch (kind) {
   case shard::ReductionKind::Sum:
   case shard::ReductionKind::Product:

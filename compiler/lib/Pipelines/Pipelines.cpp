@@ -68,6 +68,7 @@ void mlir::kiln::buildKilnDispatchCreationPipeline(
   collectives.maxBytes = options.collectiveKernelMaxBytes;
   collectives.twoShotMinBytes = options.collectiveTwoShotMinBytes;
   collectives.gpuLibraries = options.gpuCollectiveLibraries;
+  collectives.libraryGaps = options.collectiveKernelsForLibraryGaps;
   pm.addPass(createCompileCollectivesPass(collectives));
   // Host-side producers cloned into kernels are now dead.
   pm.addPass(createCanonicalizerPass());

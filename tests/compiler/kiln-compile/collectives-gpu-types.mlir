@@ -1,12 +1,17 @@
 // REQUIRES: kiln-dump
-// Reductions NCCL/RCCL cannot run are compile errors for the GPU targets
-// (the hip driver runs collectives through them), and fine for host only.
+// Reductions NCCL/RCCL cannot run (16-bit integers) are compiled collective
+// kernels for the GPU targets at any size, by default (the hip driver runs
+// them over symmetric windows; other collectives stay library calls there
+// until the GPU threshold is set), and compile errors for the GPU targets
+// with collective kernels turned off.
 // RUN: kiln-compile %s --target=host -o %t.vmfb
-// RUN: not kiln-compile %s --target=host,cuda -o %t.vmfb 2>&1 | FileCheck %s
-// RUN: not kiln-compile %s --target=rocm -o %t.vmfb 2>&1 | FileCheck %s
-// With compiled collectives (on request for GPU targets), an all_reduce of
-// a type NCCL/RCCL lack is a kernel at any size (8 x i16 is above a 4-byte
-// threshold), and the gather stays a library collective.
+// RUN: kiln-compile %s --target=host,cuda -o %t.default.vmfb
+// RUN: kiln-dump %t.default.vmfb --commands | FileCheck %s --check-prefix=COMPILED
+// RUN: not kiln-compile %s --target=host,cuda --collective-kernel-max-bytes=0 -o %t.vmfb 2>&1 | FileCheck %s
+// RUN: not kiln-compile %s --target=rocm --collective-kernel-max-bytes=0 -o %t.vmfb 2>&1 | FileCheck %s
+// With a threshold (4 bytes: 8 x i16 is above it) the same: the all_reduce
+// of a type NCCL/RCCL lack is a kernel at any size, and the gather stays a
+// library collective.
 // RUN: kiln-compile %s --target=host,cuda --collective-kernel-max-bytes=4 -o %t.compiled.vmfb
 // RUN: kiln-dump %t.compiled.vmfb --commands | FileCheck %s --check-prefix=COMPILED
 // COMPILED:      sum_i16(8xi16) -> (8xi16)
@@ -19,7 +24,7 @@
 shard.grid @g(shape = 2)
 
 func.func @sum_i16(%x: tensor<8xi16>) -> tensor<8xi16> {
-  // CHECK: collectives-gpu-types.mlir:[[@LINE+1]]:8: error: reduction 'sum' of 'shard.all_reduce' on 'i16' cannot run on the rocm and cuda targets: NCCL and RCCL have no 16-bit integer type
+  // CHECK: collectives-gpu-types.mlir:[[@LINE+1]]:8: error: reduction 'sum' of 'shard.all_reduce' on 'i16' cannot run on the rocm and cuda targets: NCCL and RCCL have no 16-bit integer type and collective kernels are off (--collective-kernel-max-bytes=0); leave them on, or extend the operand to i32 first
   %0 = shard.all_reduce %x on @g grid_axes = [0] reduction = sum : tensor<8xi16> -> tensor<8xi16>
   return %0 : tensor<8xi16>
 }

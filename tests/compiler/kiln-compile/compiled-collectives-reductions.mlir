@@ -4,7 +4,9 @@
 // RUN: kiln-compile %t/ok.mlir --target=host -o %t/ok.vmfb
 // RUN: kiln-dump %t/ok.vmfb --commands | FileCheck %s --check-prefix=OK
 // RUN: not kiln-compile %t/ok.mlir --target=host --collective-kernel-max-bytes=0 -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=OFF
-// RUN: not kiln-compile %t/ok.mlir --target=cuda -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: kiln-compile %t/ok.mlir --target=cuda -o %t/cuda-default.vmfb
+// RUN: kiln-dump %t/cuda-default.vmfb --commands | FileCheck %s --check-prefix=OK
+// RUN: not kiln-compile %t/ok.mlir --target=cuda --collective-kernel-max-bytes=0 -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: kiln-compile %t/ok.mlir --target=cuda --collective-kernel-max-bytes=4 -o %t/cuda.vmfb
 // RUN: not kiln-compile %t/float.mlir --target=host -o %t/bad.vmfb 2>&1 | FileCheck %s --check-prefix=FLOAT
 // RUN: kiln-compile %t/scatter.mlir --target=host --collective-kernel-max-bytes=4 -o %t/scatter.vmfb
@@ -13,7 +15,8 @@
 
 // Reductions no collective library runs are compiled collective kernels at
 // any size (8 KiB of i32 and 4096 i1 are above a 4-byte threshold; every
-// one has its window): bitwise and/or/xor of integers, and i1 (logical).
+// one has its window): bitwise and/or/xor of integers, and i1 (logical);
+// on the GPU targets too, by default.
 // OK:      window 0: channel 0, 16384 bytes
 // OK-NEXT: window 1: channel 0, 16384 bytes
 // OK-NEXT: window 2: channel 0, 16384 bytes
@@ -24,9 +27,9 @@
 // OK:      dispatch f_all_reduce_3::f_all_reduce_3
 // OK-NOT:  collective AllReduce
 
-// Without collective kernels (turned off, or a GPU target by default) they
-// are errors that say how to get them.
-// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel: an all_reduce or reduce_scatter, compiled with collective kernels on (the host target's default; --collective-kernel-max-bytes=N > 0 for rocm and cuda) (no collective library has bitwise reductions)
+// With collective kernels turned off they are errors that say how to get
+// them.
+// OFF: ok.mlir:3:8: error: reduction 'bitwise_and' of 'shard.all_reduce' runs only as a compiled collective kernel: an all_reduce or reduce_scatter, compiled with collective kernels on (the default; --collective-kernel-max-bytes=0 turns them off) (no collective library has bitwise reductions)
 
 // FLOAT: error: reduction 'bitwise_or' of 'shard.all_reduce' needs an integer element type, got 'f32'
 

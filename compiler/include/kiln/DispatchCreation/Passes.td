@@ -148,7 +148,9 @@ def CompileCollectivesPass
     library collectives, except all_reduces and reduce_scatters that no
     library runs (bitwise and/or/xor, i1) and, with `gpu-libraries`, those
     of the types NCCL/RCCL lack (16-bit integers), which get a kernel at any
-    size.
+    size when `max-bytes` > 0 or `library-gaps` is set (the GPU targets'
+    default: only what the libraries lack is compiled there until the
+    threshold is set from measurements on several GPUs).
 
     An all_reduce over more than 2 ranks of at least `two-shot-min-bytes`
     per rank (> 0) runs two-shot (a reduce_scatter, then an all_gather of
@@ -167,9 +169,11 @@ def CompileCollectivesPass
            "smallest per-rank send, in bytes, of an all_reduce over more "
            "than 2 ranks that runs two-shot (0: never)">,
     Option<"gpuLibraries", "gpu-libraries", "bool", /*default=*/"false",
-           "library collectives are NCCL/RCCL's: with max-bytes > 0, "
-           "all_reduces of types they lack (16-bit integers) get a kernel "
-           "at any size">,
+           "library collectives are NCCL/RCCL's: all_reduces of types they "
+           "lack (16-bit integers) get a kernel at any size too">,
+    Option<"libraryGaps", "library-gaps", "bool", /*default=*/"false",
+           "give the reductions no library runs a kernel even when "
+           "max-bytes is 0">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -51,6 +51,11 @@ struct DispatchCreationOptions {
   // all_reduce of a type they lack (16-bit integers) becomes a kernel at any
   // size.
   bool gpuCollectiveLibraries = false;
+  // Every target lowers kiln.window_collective and kernels are not turned
+  // off: the reductions no library runs (bitwise, i1; 16-bit integers with
+  // gpuCollectiveLibraries) become kernels at any size, even with
+  // collectiveKernelMaxBytes 0.
+  bool collectiveKernelsForLibraryGaps = false;
 };
 
 // Linalg program -> host functions of kiln.dispatch over kiln.executable

@@ -49,11 +49,26 @@ def declined_targets(program, args):
     return declared & targets
 
 
+# The program's own collective flags (its RUN line's kiln-compile), which
+# decide what is a compiled collective and so what the GPU targets accept.
+COLLECTIVE_FLAGS = re.compile(
+    r"--collective-(?:kernel-max-bytes|two-shot-min-bytes)=[0-9]+")
+
+
+def program_flags(program):
+    with open(program) as f:
+        for line in f:
+            if "RUN:" in line and "kiln-compile %s" in line:
+                return COLLECTIVE_FLAGS.findall(line)
+    return []
+
+
 def check(program, root, out_dir, args):
     name = os.path.relpath(program, root).replace(os.sep, "_")[:-len(".mlir")]
     module = os.path.join(out_dir, name + ".vmfb")
     compile_run = subprocess.run(
-        ["kiln-compile", program, *args, "-o", module],
+        ["kiln-compile", program, *args, *program_flags(program), "-o",
+         module],
         capture_output=True, text=True)
     declined = declined_targets(program, args)
     if declined:
