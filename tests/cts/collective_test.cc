@@ -202,22 +202,24 @@ std::vector<kiln_hal_window_t *> createWindows(
   return windows;
 }
 
-// The CTS kernels (tests/cts/testdata/cts_kernels.c), on devices that run
-// host shared objects.
+// The CTS kernels: tests/cts/testdata/cts_kernels.c as a host shared object
+// (`local`), or tests/cts/testdata/cts_kernels_nvptx.ll as PTX (`hip` on
+// NVIDIA), whichever format the device's executable cache prepares.
 class CtsKernels {
  public:
-  // Reads the kernels' shared object; false (reported) if it cannot.
-  bool load() {
-    const char *path = std::getenv("KILN_CTS_KERNELS_PATH");
-    if (!path || !*path) path = KILN_CTS_KERNELS_PATH;
-    std::ifstream file(path, std::ios::binary);
-    binary_.assign(std::istreambuf_iterator<char>(file), {});
-    if (binary_.empty()) ADD_FAILURE() << "cannot read " << path;
-    return !binary_.empty();
+   // Reads both binaries (the PTX may be absent: llc not found at build
+   // time); false (reported) if the host one cannot be read.
+   bool load() {
+     host_ = readBinary("KILN_CTS_KERNELS_PATH", KILN_CTS_KERNELS_PATH);
+     ptx_ = readBinary("KILN_CTS_PTX_KERNELS_PATH", KILN_CTS_PTX_KERNELS_PATH);
+     if (host_.empty())
+       ADD_FAILURE() << "cannot read the CTS host kernels";
+     return !host_.empty();
   }
 
-  // Dispatches |name| (bindings, push constants) once on |on|; returns the
-  // semaphore that reaches 1 when it is done.
+  // Dispatches |name| (bindings, push constants) once, as one workgroup of
+  // one thread, on |on|; returns the semaphore that reaches 1 when it is
+  // done.
   kiln_hal_semaphore_t *dispatchOnce(kiln_hal_device_t *on, const char *name,
                                      std::vector<kiln_hal_buffer_ref_t> bindings,
                                      std::vector<uint32_t> constants) {
@@ -229,8 +231,14 @@ class CtsKernels {
                                            0};
     kiln_hal_executable_cache_t *cache = nullptr;
     KILN_EXPECT_OK(kiln_hal_executable_cache_create(on, &cache));
-    kiln_hal_executable_params_t params = {"elf-so-v1", binary_.data(),
-                                           binary_.size(), 1, &kernel};
+    bool host =
+        kiln_hal_executable_cache_can_prepare_format(cache, "elf-so-v1");
+    const std::vector<uint8_t> &binary = host ? host_ : ptx_;
+    EXPECT_FALSE(binary.empty())
+        << "no CTS kernels in a format this device runs ('elf-so-v1', or "
+           "'ptx' when llc was found at build time)";
+    kiln_hal_executable_params_t params = {
+        host ? "elf-so-v1" : "ptx", binary.data(), binary.size(), 1, &kernel};
     kiln_hal_executable_t *executable = nullptr;
     KILN_EXPECT_OK(kiln_hal_executable_cache_prepare_executable(cache, &params,
                                                                 &executable));
@@ -272,7 +280,19 @@ class CtsKernels {
   }
 
  private:
-  std::vector<uint8_t> binary_;
+   static std::vector<uint8_t> readBinary(const char *variable,
+                                          const char *builtIn) {
+     const char *path = std::getenv(variable);
+     if (!path || !*path)
+       path = builtIn;
+     if (!*path)
+       return {};
+     std::ifstream file(path, std::ios::binary);
+     return std::vector<uint8_t>(std::istreambuf_iterator<char>(file), {});
+   }
+
+   std::vector<uint8_t> host_;
+   std::vector<uint8_t> ptx_;
 };
 
 // Every rank's kernel writes through the peer table into every rank's data

@@ -74,3 +74,48 @@ define ptx_kernel void @cts_fail_at(i32 %workgroup, i32 %code) {
 entry:
   ret void
 }
+
+; Symmetric-window put (cts_window_put in cts_kernels.c), one thread:
+; writes 100 + rank into 32-bit word |rank| of every rank's data (the peer
+; table's entries 0 .. count-1), then stores 1 into 64-bit signal slot
+; |rank| of every rank (entries count .. 2 x count - 1) with a system-scope
+; release, so a reader that sees the signal sees the data.
+define ptx_kernel void @cts_window_put(ptr %table, i32 %rank, i32 %count) {
+entry:
+  %r = zext i32 %rank to i64
+  %n = zext i32 %count to i64
+  %value = add i32 %rank, 100
+  br label %loop
+loop:
+  %peer = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %dataSlot = getelementptr inbounds i64, ptr %table, i64 %peer
+  %dataAddress = load i64, ptr %dataSlot, align 8
+  %data = inttoptr i64 %dataAddress to ptr
+  %word = getelementptr inbounds i32, ptr %data, i64 %r
+  store atomic i32 %value, ptr %word monotonic, align 4
+  %signalIndex = add i64 %n, %peer
+  %signalSlot = getelementptr inbounds i64, ptr %table, i64 %signalIndex
+  %signalAddress = load i64, ptr %signalSlot, align 8
+  %signals = inttoptr i64 %signalAddress to ptr
+  %flag = getelementptr inbounds i64, ptr %signals, i64 %r
+  store atomic i64 1, ptr %flag release, align 8
+  %next = add i64 %peer, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; Copies the group's abort word (the peer table's entry 2 x count points at
+; it) into out[0] (cts_window_abort_word in cts_kernels.c), one thread.
+define ptx_kernel void @cts_window_abort_word(ptr %table, ptr %out, i32 %count) {
+entry:
+  %n = zext i32 %count to i64
+  %index = shl i64 %n, 1
+  %slot = getelementptr inbounds i64, ptr %table, i64 %index
+  %address = load i64, ptr %slot, align 8
+  %word = inttoptr i64 %address to ptr
+  %value = load atomic i64, ptr %word acquire, align 8
+  store i64 %value, ptr %out, align 8
+  ret void
+}

@@ -188,6 +188,56 @@ class HipDeviceTest : public ::testing::Test {
     kiln_hal_buffer_release(target);
   }
 
+  // Dispatches test kernel |name| of the PTX test kernels
+  // (tests/cts/testdata/cts_kernels_nvptx.ll), one thread, on |device|;
+  // returns the semaphore that reaches 1 when it is done.
+  kiln_hal_semaphore_t *
+  dispatchTestKernel(kiln_hal_device_t *device, const char *name,
+                     std::vector<kiln_hal_buffer_ref_t> bindings,
+                     std::vector<uint32_t> constants) {
+    const char *path = std::getenv("KILN_HIP_TEST_PTX_PATH");
+    if (!path || !*path)
+      path = KILN_HIP_TEST_PTX_PATH;
+    std::ifstream file(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(file)), {});
+    EXPECT_FALSE(bytes.empty()) << "cannot read " << path;
+    kiln_hal_executable_export_t kernel = {name,
+                                           {1, 1, 1},
+                                           {1, 1, 1},
+                                           uint32_t(bindings.size()),
+                                           uint32_t(constants.size()),
+                                           0};
+    kiln_hal_executable_params_t params = {"ptx", bytes.data(), bytes.size(),
+                                           1,     &kernel,      nullptr};
+    kiln_hal_executable_cache_t *cache = nullptr;
+    kiln_hal_executable_t *executable = nullptr;
+    kiln_hal_command_buffer_t *cb = nullptr;
+    kiln_status_t status = kiln_hal_executable_cache_create(device, &cache);
+    if (!status)
+      status = kiln_hal_executable_cache_prepare_executable(cache, &params,
+                                                            &executable);
+    if (!status)
+      status = kiln_hal_command_buffer_create(
+          device, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb);
+    if (!status)
+      status = kiln_hal_command_buffer_begin(cb);
+    if (!status)
+      status = kiln_hal_command_buffer_dispatch(
+          cb, executable, 0, nullptr, uint32_t(constants.size()),
+          constants.data(), uint32_t(bindings.size()), bindings.data());
+    if (!status)
+      status = kiln_hal_command_buffer_end(cb);
+    kiln_hal_semaphore_t *done = nullptr;
+    if (status)
+      ADD_FAILURE() << TakeMessage(status);
+    else
+      done = submit(device, cb);
+    kiln_hal_command_buffer_release(cb);
+    kiln_hal_executable_release(executable);
+    kiln_hal_executable_cache_release(cache);
+    return done;
+  }
+
   kiln_hal_driver_registry_t* registry = nullptr;
   kiln_hal_driver_t* driver = nullptr;
   uint32_t count = 0;
@@ -364,6 +414,60 @@ TEST_F(HipDeviceTest, LogicalDevicesShareOneGpuWithWindows) {
             std::string::npos);
   kiln_hal_command_buffer_release(cb);
   kiln_hal_buffer_release(buffer);
+}
+
+// Kernels write through the peer table of logical ranks' windows
+// (cts_window_put: 100 + rank into word |rank| of every rank's data, then a
+// system-scope release of signal |rank|), and read the group's abort word
+// (cts_window_abort_word): zero while every rank holds its window, set once
+// one lets it go. The same PTX kernels serve the CTS window tests on `hip`
+// over NCCL channels (2+ GPUs).
+TEST_F(HipDeviceTest, LogicalWindowsCarryPeersWrites) {
+  openLogical(3);
+  if (IsSkipped() || HasFatalFailure())
+    return;
+  std::vector<kiln_hal_window_t *> windows = createWindows({4096, 8});
+  if (HasFailure())
+    return;
+  for (uint32_t r = 0; r < 3; ++r) {
+    kiln_hal_semaphore_t *done = dispatchTestKernel(
+        devices[r], "cts_window_put",
+        {ref(kiln_hal_window_peer_table(windows[r]))}, {r, 3});
+    ASSERT_NE(done, nullptr);
+    EXPECT_OK(kiln_hal_semaphore_wait(done, 1, kTimeout));
+    kiln_hal_semaphore_release(done);
+  }
+  for (size_t r = 0; r < 3; ++r) {
+    uint32_t data[3] = {};
+    uint64_t signals[8] = {};
+    readBack(r, kiln_hal_window_data(windows[r]), data, sizeof(data));
+    readBack(r, kiln_hal_window_signals(windows[r]), signals, sizeof(signals));
+    for (uint32_t peer = 0; peer < 3; ++peer) {
+      EXPECT_EQ(data[peer], 100u + peer) << "rank " << r << ", peer " << peer;
+      EXPECT_EQ(signals[peer], 1u) << "rank " << r << ", peer " << peer;
+    }
+    for (int slot = 3; slot < 8; ++slot)
+      EXPECT_EQ(signals[slot], 0u);
+  }
+  auto abortWord = [&](size_t r) {
+    uint64_t word = ~uint64_t{0};
+    kiln_hal_buffer_t *out = allocate(devices[r], 8);
+    kiln_hal_semaphore_t *done = dispatchTestKernel(
+        devices[r], "cts_window_abort_word",
+        {ref(kiln_hal_window_peer_table(windows[r])), ref(out)}, {3});
+    if (done) {
+      EXPECT_OK(kiln_hal_semaphore_wait(done, 1, kTimeout));
+      kiln_hal_semaphore_release(done);
+      readBack(r, out, &word, sizeof(word));
+    }
+    kiln_hal_buffer_release(out);
+    return word;
+  };
+  EXPECT_EQ(abortWord(2), 0u);
+  kiln_hal_window_release(windows[0]);
+  EXPECT_EQ(abortWord(2), 1u);
+  kiln_hal_window_release(windows[1]);
+  kiln_hal_window_release(windows[2]);
 }
 
 // A failed submission on one logical rank sets its group's abort word (in
