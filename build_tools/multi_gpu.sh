@@ -7,8 +7,9 @@
 #   here:  build_tools/multi_gpu.sh --pack BUILD_DIR
 #          -> carry/hip (gpu_check), carry/e2e_spmd (the SPMD e2e programs
 #             with collectives compiled as kernels, sm_90a), carry/winc
-#             (gpu_window_collectives.py), carry/dp_step, carry/collective
-#   GPU:   MULTI_GPU_STAGES=check,e2e,latency,bandwidth,step \
+#             (gpu_window_collectives.py), carry/ar_calls, carry/dp_step,
+#             carry/collective
+#   GPU:   MULTI_GPU_STAGES=check,e2e,latency,calls,bandwidth,step \
 #          build_tools/multi_gpu.sh        (default: every stage)
 #
 # Stages:
@@ -23,6 +24,8 @@
 #   latency    all_reduce f32 sum of 8 B to 1 MiB per rank: the compiled
 #              kernel against NCCL's C API, device time in a graph and host
 #              time of back-to-back calls (gpu_window_collectives.py --nccl);
+#   calls      the same all_reduces through Kiln's runtime, compiled and
+#              over NCCL: host time per call (all_reduce_calls.sh);
 #   bandwidth  Kiln over NCCL against torch.distributed, 8 B to 1 GiB
 #              (run_collective_benchmarks.py gpu);
 #   step       the data-parallel training step, NCCL vs compiled
@@ -43,14 +46,16 @@ if [ "${1:-}" = "--pack" ]; then
   rm -rf carry/winc
   /usr/bin/python3 build_tools/gpu_window_collectives.py pack \
     --kiln-compile="$build/bin/kiln-compile" --out carry/winc --cuda-chip sm_90a
+  benchmarks/collective/all_reduce_calls.sh --pack "$build"
   benchmarks/collective/data_parallel_step.sh --pack "$build"
   python3 benchmarks/collective/run_collective_benchmarks.py --pack "$build"
-  du -sh carry/hip carry/e2e_spmd carry/winc carry/dp_step carry/collective
+  du -sh carry/hip carry/e2e_spmd carry/winc carry/ar_calls carry/dp_step \
+    carry/collective
   exit 0
 fi
 
 export NCCL_NVLS_ENABLE=0
-stages=${MULTI_GPU_STAGES:-check,e2e,latency,bandwidth,step}
+stages=${MULTI_GPU_STAGES:-check,e2e,latency,calls,bandwidth,step}
 want() { [[ ",$stages," == *",$1,"* ]]; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "multi_gpu: $gpus GPU(s); stages $stages"
@@ -83,6 +88,8 @@ if want e2e; then
 fi
 want latency && stage latency 300 python3 build_tools/gpu_window_collectives.py \
   run --pack carry/winc --only='lat|sum_f32_r2$|max_i32' --gpus=2 --nccl --calls=500
+want calls && stage calls 300 benchmarks/collective/all_reduce_calls.sh \
+  carry/ar_calls 2001
 want bandwidth && stage bandwidth 420 python3 \
   benchmarks/collective/run_collective_benchmarks.py gpu carry/collective \
   --gpus="$gpus" --op=all_reduce --max-bytes=1G

@@ -5,6 +5,7 @@
 // across processes. See --help.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -70,6 +71,12 @@ const char kUsage[] =
     "  --repeat=N              call the function N times in a row (default 1;\n"
     "                          every call's outputs are checked against\n"
     "                          --expected-output, the last one is printed)\n"
+    "  --time                  print the host time of the calls (each from\n"
+    "                          the call until its outputs are ready; checks\n"
+    "                          between calls are not counted): median, mean\n"
+    "                          and min over the calls after the first, which\n"
+    "                          pays for loading kernels (needs --repeat >= 2);\n"
+    "                          SPMD ranks each time their own calls\n"
     "  --list-functions        list the module's functions and exit\n"
     "  --list-devices          list the available device URIs (after loading\n"
     "                          plugins) and exit; no module needed\n"
@@ -160,6 +167,7 @@ struct Options {
   double atol = 0, rtol = 0;
   uint64_t print_max_elements = 1024;
   uint64_t repeat = 1;  // calls of the function, one after the other
+  bool time_calls = false;  // --time: report the host time of each call
   bool list_functions = false;
   bool list_devices = false;
   // Multi-process SPMD runs (-1 / empty: not given).
@@ -212,6 +220,8 @@ int ParseOptions(int argc, char** argv, Options* options) {
     } else if (arg == "--version") {
       std::printf("%s\n", KILN_VERSION_TEXT);
       return 0;
+    } else if (arg == "--time") {
+      options->time_calls = true;
     } else if (arg == "--list-functions") {
       options->list_functions = true;
     } else if (arg == "--list-devices") {
@@ -281,6 +291,10 @@ int ParseOptions(int argc, char** argv, Options* options) {
       return Fail("more than one module given ('%s' and '%s')",
                   options->module_path, arg);
     }
+  }
+  if (options->time_calls && options->repeat < 2) {
+    return Fail("--time times the calls after the first: give --repeat=N "
+                "with N >= 2");
   }
   if (options->module_path.empty() && !options->list_devices) {
     std::fprintf(stderr, "%s", kUsage);
@@ -559,11 +573,18 @@ void CallFunction(const Options& options, kiln_device_t* device,
   // With --repeat, the calls before the last are checked against the
   // expected outputs too (quietly); the last one is reported as usual.
   kiln_status_t status = kiln_ok_status();
+  std::vector<double> call_us;
   for (uint64_t call = 1; call <= options.repeat; ++call) {
     for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
     outputs.assign(output_count, nullptr);
+    auto start = std::chrono::steady_clock::now();
     status = kiln_function_call(function, input_count, inputs.data(),
                                 output_count, outputs.data());
+    if (options.time_calls && call > 1) {
+      call_us.push_back(std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
     const std::string which = options.repeat > 1
                                   ? "call " + std::to_string(call) + " of " +
                                         std::to_string(options.repeat)
@@ -585,6 +606,16 @@ void CallFunction(const Options& options, kiln_device_t* device,
 
   bool all_matched = true;
   std::string& out = result->out;
+  if (!call_us.empty()) {
+    std::vector<double> sorted = call_us;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double us : sorted) sum += us;
+    Appendf(&out, "%stime per call: median=%.2f us mean=%.2f us min=%.2f us "
+            "(%zu calls after the first)\n", prefix.c_str(),
+            sorted[sorted.size() / 2], sum / double(sorted.size()), sorted[0],
+            sorted.size());
+  }
   for (size_t j = 0; j < output_count; ++j) {
     HostTensor actual;
     status = ReadOutput(outputs[j], &actual);

@@ -130,6 +130,11 @@ expect(dump_missing 1 "error: cannot open module file" ${KILN_DUMP} /no/such.vmf
 set(SPMD2 ${KILN_RUN} ${SPMD2_MODULE})
 expect(spmd_all_reduce 0 "rank 0: result\\[0\\]: 4xf32=2 4 6 8\nrank 1: result\\[0\\]: 4xf32=2 4 6 8"
   ${SPMD2} --function=all_reduce --input=4xf32=1,2,3,4)
+# --time: each rank reports the host time of its calls after the first.
+expect(spmd_time 0 "rank 0: time per call: median=[0-9.]+ us mean=[0-9.]+ us min=[0-9.]+ us \\(4 calls after the first\\)\nrank 0: result.*rank 1: time per call: median=[0-9.]+ us"
+  ${SPMD2} --function=all_reduce --input=4xf32=1,2,3,4 --repeat=5 --time)
+expect(time_needs_repeat 1 "error: --time times the calls after the first: give --repeat=N with N >= 2"
+  ${RUN} --function=add --input=2x3xf32=1 --input=2x3xf32=2 --time)
 expect(spmd_local_n 0 "rank 1: result\\[0\\]: 4xf32=2 4 6 8"
   ${SPMD2} --function=all_reduce --device=local://2 --input=4xf32=1,2,3,4)
 expect(spmd_device_per_rank 0 "rank 0: result\\[0\\]: 4xf32=2 4 6 8"
