@@ -12,7 +12,8 @@
 # libkiln_cts_kernels.so) and data/ (PTX kernels, the hip test module).
 # Checks, each under `timeout` so a hang costs seconds:
 #   1. the HAL conformance suite on `hip` (graphs on), then the command
-#      buffer and executable suites again with graphs off (stream replay);
+#      buffer and executable suites again with graphs off (stream replay),
+#      and the window tests on 3 logical ranks of GPU 0;
 #   2. the hip stress tests (threads, out-of-order signals, injected failure);
 #   3. the platform tests (missing libraries named; no crash) and the hip
 #      device tests (URI options, executable target check; on 2+ GPUs peer
@@ -104,6 +105,10 @@ want cts && run_gtest cts 120 env KILN_CTS_DEVICES=hip "$dir/bin/kiln_hal_cts" \
   --gtest_filter='-*Collective*'
 want cts && run_gtest cts_replay 60 env KILN_CTS_DEVICES=hip KILN_HIP_GRAPHS=0 \
   "$dir/bin/kiln_hal_cts" --gtest_filter='*CommandBufferTest*:*ExecutableTest*'
+# The window tests on one GPU: 3 logical ranks of GPU 0 (their PTX kernels
+# write through the peer tables; windows over NCCL run in 'collectives').
+want cts && run_gtest cts_windows 60 env KILN_CTS_DEVICES=hip KILN_CTS_RANKS=3 \
+  KILN_CTS_RANK_OPTIONS=logical=1 "$dir/bin/kiln_hal_cts" --gtest_filter='*Window*'
 want stress && run_gtest stress 90 "$dir/bin/hip_stress_test"
 want platform && run_gtest platform 30 "$dir/bin/hip_platform_test"
 want device && run_gtest device 180 "$dir/bin/hip_collective_test"

@@ -43,9 +43,19 @@ class CollectiveTest : public CtsTest {
     kiln_status_t status =
         kiln_hal_driver_enumerate_devices(driver, 0, nullptr, &count);
     ranks = count < 4 ? int32_t(count) : 4;
+    // $KILN_CTS_RANKS=N opens N ranks on the driver's devices in turn (rank r
+    // on device r mod count), each with the options in
+    // $KILN_CTS_RANK_OPTIONS: e.g. N=2 and "logical=1" runs these tests on
+    // two logical hip devices of one GPU.
+    const char *rankCount = std::getenv("KILN_CTS_RANKS");
+    const char *rankOptions = std::getenv("KILN_CTS_RANK_OPTIONS");
+    if (rankCount && *rankCount && count > 0)
+      ranks = std::atoi(rankCount);
     for (int32_t r = 0; r < ranks && !status; ++r) {
       kiln_hal_device_t* rankDevice = nullptr;
-      status = kiln_hal_driver_create_device(driver, uint32_t(r), &rankDevice);
+      status = kiln_hal_driver_create_device_with_options(
+          driver, uint32_t(r) % count, rankOptions ? rankOptions : "",
+          &rankDevice);
       if (!status) devices.push_back(rankDevice);
     }
     kiln_hal_driver_release(driver);
@@ -319,8 +329,8 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
     EXPECT_EQ(kiln_hal_buffer_byte_length(kiln_hal_window_peer_table(window)),
               16u * uint64_t(ranks) + 8);
     std::vector<uint32_t> data(kSize / 4, 1);
-    KILN_EXPECT_OK(kiln_hal_buffer_read(kiln_hal_window_data(window), 0,
-                                        data.data(), kSize));
+    KILN_EXPECT_OK(readFromDevice(
+        devices[size_t(r)], kiln_hal_window_data(window), data.data(), kSize));
     for (uint32_t word : data) ASSERT_EQ(word, 0u) << "rank " << r;
   }
   CtsKernels kernels;
@@ -346,13 +356,13 @@ TEST_P(CollectiveTest, WindowPeersWriteEachOthersDataAndSignals) {
   EXPECT_NE(abortWord(ranks - 1), 0u);
   for (int32_t r = 1; r < ranks; ++r) {
     std::vector<uint32_t> data(static_cast<size_t>(ranks));
-    KILN_EXPECT_OK(
-        kiln_hal_buffer_read(kiln_hal_window_data(windows[size_t(r)]), 0,
-                             data.data(), data.size() * 4));
+    KILN_EXPECT_OK(readFromDevice(devices[size_t(r)],
+                                  kiln_hal_window_data(windows[size_t(r)]),
+                                  data.data(), data.size() * 4));
     std::vector<uint64_t> signals(kSignals);
-    KILN_EXPECT_OK(
-        kiln_hal_buffer_read(kiln_hal_window_signals(windows[size_t(r)]), 0,
-                             signals.data(), kSignals * 8));
+    KILN_EXPECT_OK(readFromDevice(devices[size_t(r)],
+                                  kiln_hal_window_signals(windows[size_t(r)]),
+                                  signals.data(), kSignals * 8));
     for (int32_t peer = 0; peer < ranks; ++peer) {
       EXPECT_EQ(data[size_t(peer)], 100u + uint32_t(peer))
           << "rank " << r << ", word of rank " << peer;

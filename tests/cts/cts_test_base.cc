@@ -109,4 +109,40 @@ kiln_status_t CtsFixture::submitAndWait(kiln_hal_command_buffer_t* commandBuffer
   return status;
 }
 
+kiln_status_t readFromDevice(kiln_hal_device_t *on, kiln_hal_buffer_t *buffer,
+                             void *target, kiln_device_size_t length) {
+  if (kiln_hal_buffer_memory_type(buffer) & KILN_HAL_MEMORY_TYPE_HOST_VISIBLE)
+    return kiln_hal_buffer_read(buffer, 0, target, length);
+  kiln_hal_buffer_t *staging = allocateOn(on, length);
+  if (!staging)
+    return kiln_make_status(KILN_STATUS_RESOURCE_EXHAUSTED,
+                            "cannot allocate a staging buffer");
+  kiln_hal_command_buffer_t *cb = nullptr;
+  kiln_hal_semaphore_t *done = nullptr;
+  kiln_status_t status = kiln_hal_command_buffer_create(
+      on, KILN_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, &cb);
+  if (!status)
+    status = kiln_hal_command_buffer_begin(cb);
+  if (!status)
+    status = kiln_hal_command_buffer_copy_buffer(cb, {buffer, 0, 0, length},
+                                                 {staging, 0, 0, length});
+  if (!status)
+    status = kiln_hal_command_buffer_end(cb);
+  if (!status)
+    status = kiln_hal_semaphore_create(on, 0, &done);
+  uint64_t one = 1;
+  kiln_hal_semaphore_list_t signal = semaphoreList(&done, &one, 1);
+  if (!status)
+    status = kiln_hal_device_queue_execute(on, KILN_HAL_QUEUE_AFFINITY_ANY,
+                                           nullptr, &signal, 1, &cb, nullptr);
+  if (!status)
+    status = kiln_hal_semaphore_wait(done, 1, kLongTimeout);
+  if (!status)
+    status = kiln_hal_buffer_read(staging, 0, target, length);
+  kiln_hal_semaphore_release(done);
+  kiln_hal_command_buffer_release(cb);
+  kiln_hal_buffer_release(staging);
+  return status;
+}
+
 }  // namespace kiln::cts

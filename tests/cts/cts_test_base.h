@@ -114,6 +114,12 @@ inline kiln_hal_buffer_t* allocateOn(kiln_hal_device_t* on,
   return buffer;
 }
 
+// Reads |length| bytes of |buffer| (on |on|) into |target|: directly when it
+// is host visible, else through a copy into a mappable buffer on |on| (a
+// window's data and signals are device-local on GPUs). Returns the status.
+kiln_status_t readFromDevice(kiln_hal_device_t *on, kiln_hal_buffer_t *buffer,
+                             void *target, kiln_device_size_t length);
+
 constexpr kiln_duration_t kMillisecond = 1000 * 1000;
 // Generous bound for things that must happen "soon" (sanitizer builds on a
 // loaded 2-core CI machine are slow).
