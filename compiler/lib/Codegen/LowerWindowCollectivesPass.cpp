@@ -14,14 +14,18 @@
 //
 // Flags are LLVM atomics at system scope (the default syncscope): release
 // stores and acquire loads. On GPUs a workgroup barrier precedes the
-// signals and follows the wait, and that is all the ordering the protocol
-// needs: the barrier orders every thread's copy before the signalling
-// threads' release stores, and release is cumulative, so a peer that
-// acquires the flag sees the whole workgroup's writes; the polling threads'
-// acquire loads happen before the barrier, which orders them before every
-// thread's reads of the peers' data. (Fences in every thread around the
-// barriers, as earlier sessions had, cost 25-45% of a call on an H200 and
-// ordered nothing more.)
+// signals and follows the wait. On NVIDIA that is all the ordering the
+// protocol needs (PTX's model: bar.sync orders every thread's copy before
+// the signalling threads' release stores, which are cumulative, so a peer
+// that acquires the flag sees the whole workgroup's writes; the polling
+// threads' acquire loads come before the barrier that orders them before
+// every thread's reads of the peers' data). Fences in every thread around
+// the barriers cost 25-45% of a call on an H200 and are gone there. On AMD
+// every thread still fences at system scope (release before the first
+// barrier, acquire after the second): gfx942's workgroup barrier does not
+// wait for the other waves' stores, and whether the signalling wave's L2
+// writeback then covers them rests on the backend's reading of the memory
+// model, which no AMD hardware here can check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +159,12 @@ private:
   void barrier() {
     if (!isHost())
       gpu::BarrierOp::create(b, loc);
+  }
+  // A system-scope fence in every thread, on AMD only (see the file
+  // comment).
+  void fenceOnAMD(LLVM::AtomicOrdering ordering) {
+    if (flavor == Flavor::ROCDL)
+      LLVM::FenceOp::create(b, loc, ordering, StringRef());
   }
   func::FuncOp declareLibc(StringRef name, FunctionType type);
 
@@ -466,6 +476,7 @@ Value WindowCollectiveLowering::exchange(int64_t phase,
   // Release: the barrier orders the workgroup's writes before the signalling
   // threads' release stores, which are cumulative: a rank that acquires the
   // flag sees every thread's writes.
+  fenceOnAMD(LLVM::AtomicOrdering::release);
   barrier();
   Value flagBase =
       add(index(phase * workgroups * ranks), mul(workgroup, index(ranks)));
@@ -535,6 +546,7 @@ Value WindowCollectiveLowering::exchange(int64_t phase,
   // Acquire: the polling threads' acquire loads saw the peers' flags; the
   // barrier orders them before every thread's reads of the peers' data.
   barrier();
+  fenceOnAMD(LLVM::AtomicOrdering::acquire);
   return then();
 }
 

@@ -7,7 +7,8 @@
 // every thread before thread 0 writes it back; the copy, the signals (thread
 // p signals rank p) and the polls (thread p waits for rank p) are loops
 // strided by 256; a barrier before the signals (release stores) and one
-// after the wait (acquire loads), no fences; the clock is llvm.readsteadycounter
+// after the wait (acquire loads), no fences on NVIDIA (on AMD every thread
+// fences at system scope around them); the clock is llvm.readsteadycounter
 // (nanoseconds on NVIDIA: 120 s = 1.2e11), read with the group's abort word
 // (the peer table's last entry); a timeout or an abort traps. 40 f32 in two
 // chunks of 20 split into 16-byte vectors: threads copy and reduce 4
@@ -45,8 +46,14 @@
 // CHECK:         } else {
 // CHECK-NEXT:      llvm.intr.trap
 // CHECK-NOT:     func.func private @time
-// The AMD realtime counter runs at 100 MHz: 120 s = 1.2e10 ticks.
+// The AMD realtime counter runs at 100 MHz: 120 s = 1.2e10 ticks. Every
+// thread fences at system scope before the barrier that precedes the
+// signals and after the one that follows the wait.
+// ROCDL:         llvm.fence release
+// ROCDL-NEXT:    gpu.barrier
 // ROCDL:         %c12000000000_i64
+// ROCDL:         gpu.barrier
+// ROCDL-NEXT:    llvm.fence acquire
 // BAD: unknown GPU backend 'spirv' (rocdl or nvvm)
 func.func @sum_f32(%send: memref<40xf32>, %recv: memref<40xf32>, %data: memref<80xf32>, %signals: memref<6xi64>, %peers: memref<5xi64>) {
   kiln.window_collective all_reduce reduction = sum ranks(2) workgroups(2) send(%send) recv(%recv) window(%data, %signals, %peers) : memref<40xf32>, memref<40xf32>, memref<80xf32>, memref<6xi64>, memref<5xi64>

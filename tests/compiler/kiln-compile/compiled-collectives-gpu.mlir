@@ -15,9 +15,9 @@
 // memory orderings reach the ISA at system scope.
 // PTX:      .visible .entry main_all_reduce_0(
 // PTX:        bar.sync 0;
-// No thread fences: the barrier orders every thread's copy before the
-// signals, which are release stores at system scope (cumulative: a peer that
-// acquires the flag sees the whole workgroup's writes).
+// No thread fences on NVIDIA: the barrier orders every thread's copy before
+// the signals, which are release stores at system scope (cumulative: a peer
+// that acquires the flag sees the whole workgroup's writes).
 // PTX:        bar.sync 0;
 // PTX:        st.release.sys.b64
 // The wait: acquire loads of the own flags, the globaltimer for the 120 s
@@ -28,12 +28,14 @@
 // PTX:        bar.sync 0;
 // PTX:        trap;
 
-// gfx942: the release store writes back L2 (buffer_wbl2 sc0 sc1) before its
-// system-scope store; the acquire loads are sc0 sc1 and invalidate the
-// caches after (buffer_inv sc0 sc1: the CU's vector L1, which the
-// workgroup's waves share); the clock is s_memrealtime. No fences of their
-// own around the barriers.
+// gfx942: every thread still fences at system scope around the barriers
+// (the release writes back L2, buffer_wbl2 sc0 sc1, before the barrier that
+// precedes the signals; the acquire invalidates the caches, buffer_inv sc0
+// sc1, after the one that follows the wait), as the backend's workgroup
+// barrier does not wait for the other waves' stores; the signals are
+// system-scope stores, the polls sc0 sc1 loads; the clock is s_memrealtime.
 // GFX942:      s_barrier
+// GFX942:      buffer_wbl2 sc0 sc1
 // GFX942:      s_barrier
 // GFX942:      buffer_wbl2 sc0 sc1
 // GFX942-NEXT: {{flat|global}}_store_dwordx2 {{.*}} sc0 sc1
@@ -41,16 +43,13 @@
 // GFX942:      global_load_dwordx2 {{.*}} sc0 sc1
 // GFX942:      buffer_inv sc0 sc1
 // GFX942:      s_barrier
-// GFX942-NOT:  buffer_inv
+// GFX942-NEXT: buffer_inv sc0 sc1
 // GFX942:      s_trap 2
 // gfx1100: the realtime counter by message; acquire loads glc, then the
-// L1 and L0 invalidated; every wave invalidates its L0 after the final
-// barrier (its workgroup-scope acquire: a WGP's two CUs have their own L0).
+// L1 and L0 invalidated.
 // GFX1100:     s_sendmsg_rtn_b64 {{.*}}sendmsg(MSG_RTN_GET_REALTIME)
 // GFX1100:     global_load_b64 {{.*}} glc
 // GFX1100:     buffer_gl1_inv
-// GFX1100-NEXT: buffer_gl0_inv
-// GFX1100:     s_barrier
 // GFX1100-NEXT: buffer_gl0_inv
 // GFX1100:     s_trap 2
 
