@@ -13,9 +13,11 @@
 #          build_tools/multi_gpu.sh        (default: every stage)
 #
 # Stages:
-#   check      gpu_check.sh's collectives stage: the CTS collective and
-#              window tests on `hip` over NCCL (windows over NCCL channels:
-#              peer access within the process), and hip_collective_test;
+#   check      gpu_check.sh's cts, device and collectives stages: the CTS
+#              (its window tests on logical ranks too), hip_collective_test,
+#              hip_ipc_test, and the CTS collective and window tests on `hip`
+#              over NCCL (windows over NCCL channels: peer access within the
+#              process);
 #   e2e        the SPMD e2e programs with compiled collectives: one rank per
 #              GPU in one process and one process per rank (windows through
 #              IPC handles), then every program as logical ranks spread over
@@ -74,7 +76,7 @@ stage() {  # NAME SECONDS COMMAND...
   [ $rc -eq 0 ] || status=1
 }
 plugin=$root/carry/hip/lib/libkiln_hal_hip.so
-want check && stage check 480 env GPU_CHECK_STAGES=device,collectives \
+want check && stage check 540 env GPU_CHECK_STAGES=cts,device,collectives \
   build_tools/gpu_check.sh carry/hip
 if want e2e; then
   stage "e2e: one rank per GPU, one process and one per rank" 420 \
