@@ -23,7 +23,7 @@ namespace kiln::hip {
 // One rank's window memory: its own data and signals, its mappings of the
 // peers' memory opened from IPC handles, and its mapping of the group's
 // shared-memory segment (the abort word, then a "closed" word per rank).
-struct CommWindowMemory {
+struct CommWindowMemory final : drivers::RetiredMemory::Entry {
   std::shared_ptr<const DeviceContext> context;
   int32_t rank = 0;
   int32_t count = 0;
@@ -40,7 +40,7 @@ struct CommWindowMemory {
 
   // Whether no rank maps this rank's memory any more (every rank closed its
   // window, or the segment that would tell was never mapped).
-  bool allClosed() const {
+  bool closedByAll() const override {
     if (!segment)
       return true;
     for (int32_t r = 0; r < count; ++r)
@@ -63,7 +63,7 @@ struct CommWindowMemory {
       __atomic_store_n(closedWord(rank), uint64_t{1}, __ATOMIC_RELEASE);
   }
 
-  ~CommWindowMemory() {
+  ~CommWindowMemory() override {
     kiln_status_t status = context->bind();
     Platform &platform = *context->platform;
     if (!status) {
@@ -82,44 +82,21 @@ struct CommWindowMemory {
   }
 };
 
-void RetiredWindows::sweepLocked() {
-  memory_.erase(
-      std::remove_if(memory_.begin(), memory_.end(),
-                     [](const auto &memory) { return memory->allClosed(); }),
-      memory_.end());
-}
-
-void RetiredWindows::retire(std::shared_ptr<CommWindowMemory> memory) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // After drain() (the device is going) nothing is kept.
-  if (!drained_ && !memory->allClosed())
-    memory_.push_back(memory);
-  memory.reset(); // freed here unless kept above
-  sweepLocked();
-}
-
-void RetiredWindows::drain() {
-  std::vector<std::shared_ptr<CommWindowMemory>> memory;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    drained_ = true;
-    memory.swap(memory_);
-  }
-  auto deadline = std::chrono::steady_clock::now() + kRetiredWindowWait;
-  for (auto &entry : memory) {
-    while (!entry->allClosed() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (!entry->allClosed())
-      std::fprintf(stderr,
-                   "kiln hip://%d: freeing the memory of a released window "
-                   "while some of its %d ranks have not closed it after %lld "
-                   "s (a peer process that still maps it must not use it)\n",
-                   entry->context->ordinal, entry->count,
-                   (long long)std::chrono::duration_cast<std::chrono::seconds>(
-                       kRetiredWindowWait)
-                       .count());
-    entry.reset();
-  }
+void drainRetiredWindows(const DeviceContext &context) {
+  context.retiredWindows->drain(
+      std::chrono::duration_cast<std::chrono::milliseconds>(kRetiredWindowWait),
+      [&](const drivers::RetiredMemory::Entry &entry) {
+        std::fprintf(
+            stderr,
+            "kiln hip://%d: freeing the memory of a released window "
+            "while some of its %d ranks have not closed it after "
+            "%lld s (a peer process that still maps it must not "
+            "use it)\n",
+            context.ordinal, static_cast<const CommWindowMemory &>(entry).count,
+            (long long)std::chrono::duration_cast<std::chrono::seconds>(
+                kRetiredWindowWait)
+                .count());
+      });
 }
 
 namespace {

@@ -27,17 +27,14 @@
 // closes its mappings of the peers' memory, sets its "closed" word, and
 // frees its own memory only once every rank's "closed" word is set (no
 // peer still maps it). Until then the memory is retired on its device
-// (RetiredWindows), freed by a later release or, at the latest, when the
-// device is destroyed (after waiting up to kRetiredWindowWait for the
-// peers; a peer process that died never closes, and its mappings went
-// with it).
+// (drivers/common/retired_memory.h), freed by a later release or, at the
+// latest, when the device is destroyed (after waiting up to
+// kRetiredWindowWait for the peers; a peer process that died never closes,
+// and its mappings went with it).
 #ifndef KILN_DRIVERS_HIP_HIP_COMM_WINDOW_H_
 #define KILN_DRIVERS_HIP_HIP_COMM_WINDOW_H_
 
 #include <chrono>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 #include "drivers/hip/hip_collectives.h"
 #include "drivers/hip/hip_context.h"
@@ -45,30 +42,14 @@
 
 namespace kiln::hip {
 
-struct CommWindowMemory;
-
-// How long destroying a device waits for peers to close its retired
-// windows' memory.
+// How long destroying a device waits for peers to close the memory of its
+// released windows (drivers/common/retired_memory.h).
 constexpr auto kRetiredWindowWait = std::chrono::seconds(10);
 
-// The window memory of a device's released windows that peers may still
-// map. Thread-safe.
-class RetiredWindows {
-public:
-  // Keeps |memory| until every rank has closed it (frees it now if so), and
-  // frees any earlier memory whose ranks have all closed it since.
-  void retire(std::shared_ptr<CommWindowMemory> memory);
-  // Frees everything, waiting up to kRetiredWindowWait for the peers to
-  // close it; later retirements free at once (the device is going).
-  void drain();
-
-private:
-  void sweepLocked();
-
-  std::mutex mutex_;
-  std::vector<std::shared_ptr<CommWindowMemory>> memory_;
-  bool drained_ = false;
-};
+// Frees the memory of |context|'s released windows, waiting up to
+// kRetiredWindowWait for their peers to close it; reports on stderr what is
+// freed before they did. Called when the device is destroyed.
+void drainRetiredWindows(const DeviceContext &context);
 
 // A symmetric window over |comm| (rank |rank| of |count|), see above.
 kiln_status_t createCommWindow(std::shared_ptr<const DeviceContext> context,

@@ -21,8 +21,9 @@
 #include <vector>
 
 #include "drivers/common/block_cache.h"
-#include "drivers/common/window_aborts.h"
 #include "drivers/common/resource.h"
+#include "drivers/common/retired_memory.h"
+#include "drivers/common/window_aborts.h"
 #include "drivers/hip/hip_options.h"
 #include "drivers/hip/hip_platform.h"
 #include "drivers/hip/status_util.h"
@@ -33,7 +34,6 @@ namespace kiln::hip {
 struct NcclLibrary;
 struct CommList;
 struct LogicalGroup;
-class RetiredWindows;
 
 // What one hip driver shares with its devices. Thread-safe (mutex).
 struct DriverShared {
@@ -66,7 +66,8 @@ struct DeviceContext {
       std::make_shared<drivers::WindowAborts>();
   // Memory of released windows over NCCL/RCCL channels that peers may
   // still map (hip_comm_window.h); drained when the device is destroyed.
-  std::shared_ptr<RetiredWindows> retiredWindows;
+  std::shared_ptr<drivers::RetiredMemory> retiredWindows =
+      std::make_shared<drivers::RetiredMemory>();
   bool memoryPoolsSupported = false;
   bool managedMemorySupported = false;
   size_t totalMemory = 0;

@@ -663,7 +663,7 @@ void destroy(kiln_hal_resource_t* resource) {
   }
   // Released windows' memory that peers may still map: freed now, after
   // they close it (a bounded wait).
-  context.retiredWindows->drain();
+  drainRetiredWindows(context);
   // Buffers that outlive the device free their storage directly.
   context.deviceBlocks->close();
   context.hostBlocks->close();

@@ -18,7 +18,6 @@
 
 #include "drivers/hip/hip_buffer.h"
 #include "drivers/hip/hip_collectives.h"
-#include "drivers/hip/hip_comm_window.h"
 #include "drivers/hip/hip_context.h"
 #include "drivers/hip/hip_device.h"
 #include "drivers/hip/hip_platform.h"
@@ -116,7 +115,6 @@ kiln_status_t createDeviceFn(kiln_hal_driver_t* base, uint32_t ordinal,
   context->options = deviceOptions;
   context->driver = driver->shared;
   context->comms = std::make_shared<CommList>();
-  context->retiredWindows = std::make_shared<RetiredWindows>();
   KILN_HIP_RETURN_IF_ERROR(context->bind());
   KILN_HIP_RETURN_IF_ERROR(
       context->check(platform.deviceGetArchName(int(ordinal), &context->arch),
