@@ -16,6 +16,10 @@
 //     them on the host, so that mismatched collectives, or one rank whose
 //     buffers are wrong, fail on every rank with INVALID_ARGUMENT instead of
 //     hanging or corrupting memory (NCCL cannot detect either);
+//   - symmetric windows (create_window) are made over the communicator by
+//     hip_comm_window.h (an all-gather of every rank's addresses and IPC
+//     handles: allGatherOnHost below); logical devices' channels have their
+//     own (hip_logical.h);
 //   - errors: ncclResult_t becomes a status with ncclGetErrorString;
 //     asynchronous errors (ncclCommGetAsyncError) are polled (every
 //     millisecond) while the device waits for a submission with collectives
