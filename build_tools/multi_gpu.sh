@@ -9,7 +9,7 @@
 #             with collectives compiled as kernels, sm_90a), carry/winc
 #             (gpu_window_collectives.py), carry/ar_calls, carry/dp_step,
 #             carry/collective
-#   GPU:   MULTI_GPU_STAGES=check,e2e,latency,calls,bandwidth,step \
+#   GPU:   MULTI_GPU_STAGES=check,e2e,e2e_matrix,e2e_logical,latency,calls,bandwidth,step \
 #          build_tools/multi_gpu.sh        (default: every stage)
 #
 # Stages:
@@ -18,11 +18,15 @@
 #              hip_ipc_test, and the CTS collective and window tests on `hip`
 #              over NCCL (windows over NCCL channels: peer access within the
 #              process);
-#   e2e        the SPMD e2e programs with compiled collectives: one rank per
-#              GPU in one process and one process per rank (windows through
-#              IPC handles), then every program as logical ranks spread over
-#              the GPUs (rank r on GPU r mod N), so 3-, 4- and 8-rank
-#              programs run too;
+#   e2e        SPMD e2e programs with compiled collectives (tests/e2e/spmd
+#              and 40 two-rank programs of the matrix: sum, max, bitwise or,
+#              gather, reduce_scatter over every type), one rank per GPU,
+#              in one process and one process per rank (windows through
+#              peer access, and through IPC handles);
+#   e2e_matrix the whole collective matrix (tests/e2e/spmd_matrix), one rank
+#              per GPU in one process;
+#   e2e_logical every program as logical ranks spread over the GPUs (rank r
+#              on GPU r mod N), so 3-, 4- and 8-rank programs run too;
 #   latency    all_reduce f32 sum of 8 B to 1 MiB per rank: the compiled
 #              kernel against NCCL's C API, device time in a graph and host
 #              time of back-to-back calls (gpu_window_collectives.py --nccl);
@@ -57,7 +61,7 @@ if [ "${1:-}" = "--pack" ]; then
 fi
 
 export NCCL_NVLS_ENABLE=0
-stages=${MULTI_GPU_STAGES:-check,e2e,latency,calls,bandwidth,step}
+stages=${MULTI_GPU_STAGES:-check,e2e,e2e_matrix,e2e_logical,latency,calls,bandwidth,step}
 want() { [[ ",$stages," == *",$1,"* ]]; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "multi_gpu: $gpus GPU(s); stages $stages"
@@ -78,16 +82,21 @@ stage() {  # NAME SECONDS COMMAND...
 plugin=$root/carry/hip/lib/libkiln_hal_hip.so
 want check && stage check 540 env GPU_CHECK_STAGES=cts,device,collectives \
   build_tools/gpu_check.sh carry/hip
-if want e2e; then
-  stage "e2e: one rank per GPU, one process and one per rank" 420 \
-    python3 build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \
-    --device=hip --pack=carry/e2e_spmd --plugin="$plugin" --devices="$gpus" \
-    --multi-process --timeout=60
-  stage "e2e: logical ranks over $gpus GPUs" 420 \
-    python3 build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \
-    --device=hip --pack=carry/e2e_spmd --plugin="$plugin" \
-    --logical-gpus="$gpus" --timeout=60
-fi
+# The e2e stages: 114 two-rank programs, at 2-3.5 s a run on the hip driver
+# (process start, NCCL set-up), take two device calls.
+want e2e && stage "e2e: one rank per GPU, one process and one per rank" \
+  560 python3 build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \
+  --device=hip --pack=carry/e2e_spmd --plugin="$plugin" --devices="$gpus" \
+  --multi-process --timeout=60 \
+  --only='^spmd/|^spmd_matrix/(all_reduce_(sum|max|bitwise_or)|all_gather|reduce_scatter_sum)_[a-z0-9]+_g2\.mlir'
+want e2e_matrix && stage "e2e: spmd_matrix/ one rank per GPU, one process" \
+  560 python3 build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \
+  --device=hip --pack=carry/e2e_spmd --plugin="$plugin" --devices="$gpus" \
+  --timeout=60 --only='^spmd_matrix/'
+want e2e_logical && stage "e2e: logical ranks over $gpus GPUs" 420 \
+  python3 build_tools/e2e_device.py run --kiln-run=carry/hip/bin/kiln-run \
+  --device=hip --pack=carry/e2e_spmd --plugin="$plugin" \
+  --logical-gpus="$gpus" --timeout=60
 want latency && stage latency 300 python3 build_tools/gpu_window_collectives.py \
   run --pack carry/winc --only='lat|sum_f32_r2$|max_i32' --gpus=2 --nccl --calls=500
 want calls && stage calls 300 benchmarks/collective/all_reduce_calls.sh \
