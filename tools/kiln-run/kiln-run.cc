@@ -577,10 +577,13 @@ void CallFunction(const Options& options, kiln_device_t* device,
   for (uint64_t call = 1; call <= options.repeat; ++call) {
     for (kiln_buffer_view_t* view : outputs) kiln_buffer_view_release(view);
     outputs.assign(output_count, nullptr);
-    auto start = std::chrono::steady_clock::now();
+    const bool timed = options.time_calls && call > 1;
+    std::chrono::steady_clock::time_point start;
+    if (timed)
+      start = std::chrono::steady_clock::now();
     status = kiln_function_call(function, input_count, inputs.data(),
                                 output_count, outputs.data());
-    if (options.time_calls && call > 1) {
+    if (timed) {
       call_us.push_back(std::chrono::duration<double, std::micro>(
                             std::chrono::steady_clock::now() - start)
                             .count());

@@ -145,21 +145,9 @@ kiln_status_t importBufferFn(kiln_hal_allocator_t* base,
                       "its allocation (%zu bytes at 0x%llx)",
                       memory->data, (unsigned long long)memory->byte_length,
                       size, (unsigned long long)start);
-  auto* buffer = new (std::nothrow) HipBuffer();
-  if (!buffer)
-    return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
-                      "out of memory creating a buffer");
-  kiln_hal_buffer_initialize(&kBufferVTable, memory->byte_length,
-                             KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL, params->usage,
-                             &buffer->base);
-  buffer->context = allocator->context;
-  buffer->kind = MemoryKind::External;
-  buffer->alignment = KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT;
-  buffer->release = *release;
-  buffer->storage.store(static_cast<uint8_t*>(memory->data),
-                        std::memory_order_release);
-  *outBuffer = &buffer->base;
-  return nullptr;
+  return wrapDeviceMemory(allocator->context, memory->data, memory->byte_length,
+                          params->usage, KILN_HAL_EXTERNAL_MEMORY_ALIGNMENT,
+                          *release, outBuffer);
 }
 
 } // namespace
@@ -194,17 +182,20 @@ kiln_status_t createFilledBuffer(std::shared_ptr<const DeviceContext> context,
 
 kiln_status_t wrapDeviceMemory(std::shared_ptr<const DeviceContext> context,
                                void *pointer, kiln_device_size_t size,
+                               kiln_hal_buffer_usage_t usage, size_t alignment,
+                               const kiln_hal_external_release_t &release,
                                kiln_hal_buffer_t **outBuffer) {
   auto *buffer = new (std::nothrow) HipBuffer();
   if (!buffer)
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED,
                       "out of memory creating a buffer");
-  kiln_hal_buffer_initialize(
-      &kBufferVTable, size, KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL,
-      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE,
-      &buffer->base);
+  kiln_hal_buffer_initialize(&kBufferVTable, size,
+                             KILN_HAL_MEMORY_TYPE_DEVICE_LOCAL, usage,
+                             &buffer->base);
   buffer->context = std::move(context);
-  buffer->kind = MemoryKind::External; // no release: the caller frees it
+  buffer->kind = MemoryKind::External;
+  buffer->alignment = alignment;
+  buffer->release = release;
   buffer->storage.store(static_cast<uint8_t *>(pointer),
                         std::memory_order_release);
   *outBuffer = &buffer->base;

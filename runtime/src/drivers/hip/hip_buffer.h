@@ -68,10 +68,14 @@ kiln_status_t createFilledBuffer(std::shared_ptr<const DeviceContext> context,
                                  kiln_hal_buffer_t **outBuffer);
 
 // A device-local buffer over |size| bytes of device memory at |pointer|
-// that the caller owns and frees after the buffer is gone (a symmetric
-// window's memory, hip_comm_window.cc).
+// that the buffer does not own (MemoryKind::External): |release| (its fn
+// may be null) runs when the buffer is destroyed. Imported memory
+// (kiln_hal_allocator_import_buffer) and a symmetric window's memory
+// (hip_comm_window.cc, which frees it itself).
 kiln_status_t wrapDeviceMemory(std::shared_ptr<const DeviceContext> context,
                                void *pointer, kiln_device_size_t size,
+                               kiln_hal_buffer_usage_t usage, size_t alignment,
+                               const kiln_hal_external_release_t &release,
                                kiln_hal_buffer_t **outBuffer);
 
 // Allocates the storage of a queue_alloca'd buffer, stream-ordered on

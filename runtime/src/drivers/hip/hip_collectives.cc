@@ -301,6 +301,39 @@ kiln_status_t pollEvent(const DeviceContext& context, hipEvent_t event,
   }
 }
 
+// Gathers |bytes| bytes from each of the |count| ranks of |comm| on
+// |stream|: this rank's |own| (pinned host memory) goes into its slot of
+// |slots| (device memory, count x bytes), every rank's come back into
+// |gathered| (pinned host memory, count x bytes), and the wait polls the
+// communicator's health. Device current.
+kiln_status_t
+gatherOnStream(const std::shared_ptr<const DeviceContext> &context, Comm &comm,
+               int32_t rank, size_t count, size_t bytes, const void *own,
+               uint8_t *slots, void *gathered, hipStream_t stream) {
+  const DeviceContext &ctx = *context;
+  Platform &platform = *ctx.platform;
+  const NcclLibrary &nccl = comm.library();
+  uint8_t *slot = slots + size_t(rank) * bytes;
+  KILN_HIP_RETURN_IF_ERROR(
+      ctx.check(platform.memcpyAsync(slot, own, bytes, stream),
+                "hipMemcpyAsync (all-gather)"));
+  KILN_HIP_RETURN_IF_ERROR(comm.health());
+  KILN_HIP_RETURN_IF_ERROR(comm.checkCall(
+      nccl.ncclAllGather(slot, slots, bytes, ncclUint8, comm.get(), stream),
+      "ncclAllGather"));
+  KILN_HIP_RETURN_IF_ERROR(
+      ctx.check(platform.memcpyAsync(gathered, slots, count * bytes, stream),
+                "hipMemcpyAsync (all-gather)"));
+  std::shared_ptr<Event> event;
+  KILN_HIP_RETURN_IF_ERROR(Event::create(context, &event));
+  KILN_HIP_RETURN_IF_ERROR(
+      ctx.check(platform.eventRecord(event->get(), stream), "hipEventRecord"));
+  std::shared_ptr<StreamNotification> notification;
+  KILN_HIP_RETURN_IF_ERROR(
+      StreamNotification::launch(ctx, stream, &notification));
+  return pollEvent(ctx, event->get(), notification.get(), {&comm});
+}
+
 // Exchanges the signatures of |op| (|valid|: passed the local checks) and
 // compares them. Caller holds the channel's checkMutex; device current.
 kiln_status_t exchangeSignatures(HipChannel* channel,
@@ -308,8 +341,6 @@ kiln_status_t exchangeSignatures(HipChannel* channel,
                                  bool valid, hipStream_t stream) {
   const DeviceContext& context = *channel->context;
   Platform& platform = *context.platform;
-  Comm& comm = *channel->comm;
-  const NcclLibrary& nccl = comm.library();
   size_t ranks = size_t(channel->base.count);
   size_t rank = size_t(channel->base.rank);
   size_t bytes = ranks * sizeof(Signature);
@@ -326,28 +357,11 @@ kiln_status_t exchangeSignatures(HipChannel* channel,
   Signature& own = all[ranks];
   own = Signature{valid ? 1u : 0u, uint32_t(op.kind), uint32_t(op.reduction),
                   uint32_t(op.element_type), op.element_count, op.root, 0};
-  auto* slots = static_cast<uint8_t*>(channel->deviceSignatures);
-  KILN_HIP_RETURN_IF_ERROR(context.check(
-      platform.memcpyAsync(slots + rank * sizeof(Signature), &own,
-                           sizeof(Signature), stream),
-      "hipMemcpyAsync (collective signature)"));
-  KILN_HIP_RETURN_IF_ERROR(comm.health());
-  KILN_HIP_RETURN_IF_ERROR(comm.checkCall(
-      nccl.ncclAllGather(slots + rank * sizeof(Signature), slots,
-                         sizeof(Signature), ncclUint8, comm.get(), stream),
-      "ncclAllGather (collective signatures)"));
-  KILN_HIP_RETURN_IF_ERROR(context.check(
-      platform.memcpyAsync(all, slots, bytes, stream),
-      "hipMemcpyAsync (collective signatures)"));
-  std::shared_ptr<Event> event;
-  KILN_HIP_RETURN_IF_ERROR(Event::create(channel->context, &event));
-  KILN_HIP_RETURN_IF_ERROR(context.check(
-      platform.eventRecord(event->get(), stream), "hipEventRecord"));
-  std::shared_ptr<StreamNotification> notification;
   KILN_HIP_RETURN_IF_ERROR(
-      StreamNotification::launch(context, stream, &notification));
-  KILN_HIP_RETURN_IF_ERROR(
-      annotate(pollEvent(context, event->get(), notification.get(), {&comm}),
+      annotate(gatherOnStream(channel->context, *channel->comm, int32_t(rank),
+                              ranks, sizeof(Signature), &own,
+                              static_cast<uint8_t *>(channel->deviceSignatures),
+                              all, stream),
                "exchanging collective arguments between the ranks"));
   std::string problems;
   for (size_t r = 0; r < ranks; ++r) {
@@ -450,7 +464,6 @@ allGatherOnHost(const std::shared_ptr<const DeviceContext> &context, Comm &comm,
   KILN_HIP_RETURN_IF_ERROR(context->bind());
   KILN_HIP_RETURN_IF_ERROR(comm.health());
   Platform &platform = *context->platform;
-  const NcclLibrary &nccl = comm.library();
   size_t total = size_t(count) * bytes;
   hipStream_t stream = nullptr;
   void *slots = nullptr;
@@ -465,37 +478,16 @@ allGatherOnHost(const std::shared_ptr<const DeviceContext> &context, Comm &comm,
     status = context->check(platform.hostMalloc(&staging, total),
                             "hipHostMalloc (all-gather)",
                             KILN_STATUS_RESOURCE_EXHAUSTED);
-  auto *own = static_cast<uint8_t *>(slots) + size_t(rank) * bytes;
-  if (!status) {
-    std::memcpy(static_cast<uint8_t *>(staging) + size_t(rank) * bytes, mine,
-                bytes);
-    status = context->check(
-        platform.memcpyAsync(
-            own, static_cast<uint8_t *>(staging) + size_t(rank) * bytes, bytes,
-            stream),
-        "hipMemcpyAsync (all-gather)");
-  }
   bool enqueued = false;
   if (!status) {
+    // This rank's part is staged in its own slot of the host buffer, which
+    // the gathered parts then overwrite.
+    auto *own = static_cast<uint8_t *>(staging) + size_t(rank) * bytes;
+    std::memcpy(own, mine, bytes);
     enqueued = true;
-    status = comm.checkCall(
-        nccl.ncclAllGather(own, slots, bytes, ncclUint8, comm.get(), stream),
-        "ncclAllGather");
+    status = gatherOnStream(context, comm, rank, size_t(count), bytes, own,
+                            static_cast<uint8_t *>(slots), staging, stream);
   }
-  if (!status)
-    status = context->check(platform.memcpyAsync(staging, slots, total, stream),
-                            "hipMemcpyAsync (all-gather)");
-  std::shared_ptr<Event> event;
-  if (!status)
-    status = Event::create(context, &event);
-  if (!status)
-    status = context->check(platform.eventRecord(event->get(), stream),
-                            "hipEventRecord");
-  std::shared_ptr<StreamNotification> notification;
-  if (!status)
-    status = StreamNotification::launch(*context, stream, &notification);
-  if (!status)
-    status = pollEvent(*context, event->get(), notification.get(), {&comm});
   if (!status)
     std::memcpy(all, staging, total);
   // After a failure the stream may still hold work that uses the buffers

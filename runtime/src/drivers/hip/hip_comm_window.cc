@@ -480,10 +480,16 @@ kiln_status_t createCommWindow(std::shared_ptr<const DeviceContext> context,
   window->context = context;
   window->memory = memory;
   uint64_t signalBytes = 8 * std::max<uint64_t>(params->signal_count, 1);
-  status = wrapDeviceMemory(context, memory->data, params->size, &window->data);
+  // The window's memory goes with |memory|, not with these buffers; the
+  // plain allocator aligns it to 256 bytes.
+  const kiln_hal_buffer_usage_t usage =
+      KILN_HAL_BUFFER_USAGE_TRANSFER | KILN_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
+  const kiln_hal_external_release_t none = {nullptr, nullptr};
+  status = wrapDeviceMemory(context, memory->data, params->size, usage,
+                            /*alignment=*/256, none, &window->data);
   if (!status)
-    status = wrapDeviceMemory(context, memory->signals, signalBytes,
-                              &window->signals);
+    status = wrapDeviceMemory(context, memory->signals, signalBytes, usage,
+                              /*alignment=*/256, none, &window->signals);
   if (!status)
     status = createFilledBuffer(context, 8 * table.size(), table.data(),
                                 &window->peerTable);
